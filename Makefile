@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ordma: `make` builds the module, the library, the tools and the tests;
+# `make check` runs every test (kernel tests inside a QEMU guest);
+# `make demo` shows ordma at work in a guest. See README.
+
+KVER	?= $(shell tools/kver)
+KDIR	?= /lib/modules/$(KVER)/build
+CACHE	:= .cache
+LINUX_SRC_TAR := /usr/src/linux-source-6.1.tar.xz
+KSFT	:= $(CACHE)/kselftest
+SCRIPTS	:= $(CACHE)/scripts
+
+CC	?= gcc
+CFLAGS	?= -O2 -g
+CFLAGS	+= -Wall -Wextra -Werror -D_GNU_SOURCE
+TEST_CPPFLAGS := -Iinclude/uapi -I$(KSFT) -Iselftests
+
+GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
+HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
+
+.PHONY: all modules selftests deps lint check demo clean kbuild-all
+
+all: modules selftests
+
+modules:
+	@[ -d "$(KDIR)" ] || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1 at
+# build time; they are never committed.
+$(KSFT)/kselftest_harness.h:
+	@[ -f $(LINUX_SRC_TAR) ] || { echo "no $(LINUX_SRC_TAR): run 'make deps'"; exit 1; }
+	mkdir -p $(KSFT)
+	tar -xJf $(LINUX_SRC_TAR) -C $(KSFT) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h
+
+$(SCRIPTS)/checkpatch.pl:
+	mkdir -p $(SCRIPTS)
+	tar -xJf $(LINUX_SRC_TAR) -C $(SCRIPTS) --strip-components=2 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+
+selftests: $(GUEST_TESTS) $(HOST_TESTS)
+
+selftests/%_test: selftests/%_test.c selftests/ordma_test.h include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
+	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
+
+deps:
+	@tools/deps
+
+# Build the module against every installed Debian *-amd64 kernel, in a copy
+# of the tree so the default build is left alone.
+kbuild-all:
+	@tools/kbuild-all
+
+lint: $(SCRIPTS)/checkpatch.pl
+	$(SCRIPTS)/checkpatch.pl --no-tree --quiet --strict --show-types \
+		--ignore SPDX_LICENSE_TAG -f kernel/*.c kernel/*.h include/uapi/linux/ordma.h
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CHECK="sparse -Wno-unknown-attribute" modules
+
+check:
+	@tools/deps
+	@$(MAKE) --no-print-directory all
+	@tools/check
+
+demo:
+	@tools/deps
+	@$(MAKE) --no-print-directory all
+	@tools/vmtest -- tools/demo
+
+clean:
+	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -f $(GUEST_TESTS) $(HOST_TESTS)

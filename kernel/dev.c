@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-ib_device contexts.
+ *
+ * Locking: ordma_devs_lock (a mutex) protects the ordma_devs list. A context
+ * is on the list from the end of ordma_dev_add() until the start of
+ * ordma_dev_remove(); lookups take a reference under the lock. .remove
+ * unlists the context, drops the client's reference and waits until every
+ * other user has dropped theirs before it frees anything.
+ */
+#include <linux/slab.h>
+#include <linux/mutex.h>
+
+#include "ordma.h"
+
+static LIST_HEAD(ordma_devs);
+static DEFINE_MUTEX(ordma_devs_lock);
+
+static void ordma_dev_release(struct kref *kref)
+{
+	struct ordma_dev *odev = container_of(kref, struct ordma_dev, kref);
+
+	complete(&odev->released);
+}
+
+/**
+ * ordma_dev_put() - drop a reference taken by ordma_dev_get_by_name()
+ * @odev: the context
+ */
+void ordma_dev_put(struct ordma_dev *odev)
+{
+	kref_put(&odev->kref, ordma_dev_release);
+}
+
+/**
+ * ordma_dev_get_by_name() - look up the context of an RDMA device
+ * @name: the ib_device name, such as "rxe0"
+ *
+ * Return: the context with a reference held, or NULL if ordma has none for
+ * @name (unknown device or being removed).
+ */
+struct ordma_dev *ordma_dev_get_by_name(const char *name)
+{
+	struct ordma_dev *odev, *found = NULL;
+
+	mutex_lock(&ordma_devs_lock);
+	list_for_each_entry(odev, &ordma_devs, node) {
+		if (!strcmp(dev_name(&odev->ibdev->dev), name)) {
+			kref_get(&odev->kref);
+			found = odev;
+			break;
+		}
+	}
+	mutex_unlock(&ordma_devs_lock);
+	return found;
+}
+
+int ordma_dev_add(struct ib_device *ibdev)
+{
+	struct ordma_dev *odev;
+	int ret;
+
+	odev = kzalloc(sizeof(*odev), GFP_KERNEL);
+	if (!odev)
+		return -ENOMEM;
+	odev->ibdev = ibdev;
+	kref_init(&odev->kref);
+	init_completion(&odev->released);
+
+	odev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(odev->pd)) {
+		ret = PTR_ERR(odev->pd);
+		goto err_free;
+	}
+
+	odev->cdev = ordma_sysfs_add_dev(odev);
+	if (IS_ERR(odev->cdev)) {
+		ret = PTR_ERR(odev->cdev);
+		goto err_pd;
+	}
+
+	ib_set_client_data(ibdev, &ordma_client, odev);
+	mutex_lock(&ordma_devs_lock);
+	list_add_tail(&odev->node, &ordma_devs);
+	mutex_unlock(&ordma_devs_lock);
+	return 0;
+
+err_pd:
+	ib_dealloc_pd(odev->pd);
+err_free:
+	kfree(odev);
+	return ret;
+}
+
+void ordma_dev_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct ordma_dev *odev = client_data;
+
+	mutex_lock(&ordma_devs_lock);
+	list_del(&odev->node);
+	mutex_unlock(&ordma_devs_lock);
+	ordma_dev_put(odev);
+	wait_for_completion(&odev->released);
+
+	ordma_sysfs_remove_dev(odev);
+	ib_dealloc_pd(odev->pd);
+	kfree(odev);
+}
