@@ -13,8 +13,11 @@ SCRIPTS	:= $(CACHE)/scripts
 
 CC	?= gcc
 CFLAGS	?= -O2 -g
-CFLAGS	+= -Wall -Wextra -Werror -D_GNU_SOURCE
+CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Werror -D_GNU_SOURCE
 TEST_CPPFLAGS := -Iinclude/uapi -I$(KSFT) -Iselftests
+
+LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
+	     $(wildcard include/uapi/linux/*.h include/linux/*.h)
 
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
@@ -57,9 +60,9 @@ kbuild-all:
 	@tools/kbuild-all
 
 lint: $(SCRIPTS)/checkpatch.pl
-	$(SCRIPTS)/checkpatch.pl --no-tree --quiet --strict --show-types \
-		--ignore SPDX_LICENSE_TAG -f kernel/*.c kernel/*.h include/uapi/linux/ordma.h
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CHECK="sparse -Wno-unknown-attribute" modules
+	$(SCRIPTS)/checkpatch.pl --no-tree --quiet --strict --show-types -f $(LINT_SRCS)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(CACHE)/sparse.log
+	@! grep -E '(warning|error):' $(CACHE)/sparse.log
 
 check:
 	@tools/deps

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the ordma selftests.
+ *
+ * Guest tests load and unload kernel modules and reconfigure RDMA devices:
+ * they must only ever run inside the tools/vmtest guest. Including this
+ * header with ORDMA_GUEST_TEST defined makes the binary refuse to run
+ * anywhere else, before any test starts.
+ */
+#ifndef _ORDMA_TEST_H
+#define _ORDMA_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <sys/wait.h>
+
+#define ORDMA_VMTEST_MARK "ordma.vmtest=1"
+
+/* Non-zero if the kernel was booted by tools/vmtest. */
+static inline int ordma_in_guest(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/cmdline", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		found = strstr(line, ORDMA_VMTEST_MARK) != NULL;
+	fclose(f);
+	return found;
+}
+
+#ifdef ORDMA_GUEST_TEST
+static void __attribute__((constructor)) ordma_require_guest(void)
+{
+	if (ordma_in_guest())
+		return;
+	fprintf(stderr,
+		"refusing to run: this test loads modules and reconfigures RDMA devices,\n"
+		"and this kernel was not booted by tools/vmtest (no '%s' on /proc/cmdline).\n"
+		"Run it in the guest: tools/vmtest -- %s\n",
+		ORDMA_VMTEST_MARK, program_invocation_name);
+	exit(4); /* KSFT_SKIP */
+}
+#endif
+
+/* Run a shell command quietly; return its exit status, or -1. */
+static inline int ordma_sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline int ordma_sh(const char *fmt, ...)
+{
+	char cmd[1024], full[1100];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "(%s) >/dev/null 2>&1", cmd);
+	st = system(full);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Non-zero if the output of a shell command contains @needle. */
+static inline int ordma_sh_contains(const char *cmd, const char *needle)
+{
+	char line[1024];
+	FILE *p = popen(cmd, "r");
+	int found = 0;
+
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, needle))
+			found = 1;
+	pclose(p);
+	return found;
+}
+
+/* The module under test, as loaded by tools/vmtest. */
+static inline const char *ordma_ko(void)
+{
+	const char *ko = getenv("ORDMA_KO");
+
+	return ko && *ko ? ko : "kernel/ordma.ko";
+}
+
+#endif /* _ORDMA_TEST_H */
