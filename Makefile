@@ -48,7 +48,7 @@ $(SCRIPTS)/checkpatch.pl:
 
 selftests: $(GUEST_TESTS) $(HOST_TESTS)
 
-selftests/%_test: selftests/%_test.c selftests/ordma_test.h include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
+selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 
 deps:

@@ -55,6 +55,29 @@ struct ordma_dev *ordma_dev_get_by_name(const char *name)
 	return found;
 }
 
+/**
+ * ordma_dev_get() - the context of an RDMA device, with a reference
+ * @ibdev: the device
+ *
+ * Return: the context, or NULL if ordma has none (not added, or being
+ * removed).
+ */
+struct ordma_dev *ordma_dev_get(struct ib_device *ibdev)
+{
+	struct ordma_dev *odev, *found = NULL;
+
+	mutex_lock(&ordma_devs_lock);
+	list_for_each_entry(odev, &ordma_devs, node) {
+		if (odev->ibdev == ibdev) {
+			kref_get(&odev->kref);
+			found = odev;
+			break;
+		}
+	}
+	mutex_unlock(&ordma_devs_lock);
+	return found;
+}
+
 int ordma_dev_add(struct ib_device *ibdev)
 {
 	struct ordma_dev *odev;
@@ -66,6 +89,8 @@ int ordma_dev_add(struct ib_device *ibdev)
 	odev->ibdev = ibdev;
 	kref_init(&odev->kref);
 	init_completion(&odev->released);
+	mutex_init(&odev->chans_lock);
+	INIT_LIST_HEAD(&odev->chans);
 
 	odev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(odev->pd)) {
@@ -73,10 +98,14 @@ int ordma_dev_add(struct ib_device *ibdev)
 		goto err_free;
 	}
 
+	ret = ordma_pool_init(&odev->pool, odev);
+	if (ret)
+		goto err_pd;
+
 	odev->cdev = ordma_sysfs_add_dev(odev);
 	if (IS_ERR(odev->cdev)) {
 		ret = PTR_ERR(odev->cdev);
-		goto err_pd;
+		goto err_pool;
 	}
 
 	ib_set_client_data(ibdev, &ordma_client, odev);
@@ -85,6 +114,8 @@ int ordma_dev_add(struct ib_device *ibdev)
 	mutex_unlock(&ordma_devs_lock);
 	return 0;
 
+err_pool:
+	ordma_pool_destroy(&odev->pool);
 err_pd:
 	ib_dealloc_pd(odev->pd);
 err_free:
@@ -99,10 +130,12 @@ void ordma_dev_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&ordma_devs_lock);
 	list_del(&odev->node);
 	mutex_unlock(&ordma_devs_lock);
+	ordma_dev_kill_chans(odev);
 	ordma_dev_put(odev);
 	wait_for_completion(&odev->released);
 
 	ordma_sysfs_remove_dev(odev);
+	ordma_pool_destroy(&odev->pool);
 	ib_dealloc_pd(odev->pd);
 	kfree(odev);
 }

@@ -8,6 +8,7 @@
 #include <linux/module.h>
 
 #include "ordma.h"
+#include "chan.h"
 
 struct ib_client ordma_client = {
 	.name = "ordma",
@@ -19,9 +20,13 @@ static int __init ordma_init(void)
 {
 	int ret;
 
-	ret = ordma_sysfs_init();
+	ret = ordma_chan_init();
 	if (ret)
 		return ret;
+
+	ret = ordma_sysfs_init();
+	if (ret)
+		goto err_chan;
 
 	ret = ib_register_client(&ordma_client);
 	if (ret)
@@ -37,6 +42,8 @@ err_client:
 	ib_unregister_client(&ordma_client);
 err_sysfs:
 	ordma_sysfs_exit();
+err_chan:
+	ordma_chan_exit();
 	return ret;
 }
 
@@ -45,6 +52,7 @@ static void __exit ordma_exit(void)
 	ordma_cdev_exit();
 	ib_unregister_client(&ordma_client);
 	ordma_sysfs_exit();
+	ordma_chan_exit();
 }
 
 module_init(ordma_init);

@@ -10,9 +10,86 @@
 #include <linux/device.h>
 #include <linux/kref.h>
 #include <linux/completion.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
 #include <rdma/ib_verbs.h>
+#include <uapi/linux/ordma.h>
 
 #include "compat.h"
+
+struct ordma_dev;
+
+/**
+ * struct ordma_chunk - one DMA-mapped intermediate buffer of a pool
+ * @node: on the pool's free list while free; the owner's queue otherwise
+ * @pool: the pool it belongs to
+ * @buf: kernel address of the buffer
+ * @dma: its DMA address for @pool's device (use with pd->local_dma_lkey)
+ * @size: capacity in bytes (the pool's chunk_bytes when it was allocated)
+ * @len: bytes in use; owned by the holder
+ * @cqe: completion entry for the holder's work request
+ * @owner: the holder's context (its channel), set by the holder
+ * @held: the holder's chunk counter, charged by ordma_chunk_get()
+ * @status: the holder's: work completion status of @cqe
+ */
+struct ordma_chunk {
+	struct list_head node;
+	struct ordma_pool *pool;
+	void *buf;
+	u64 dma;
+	u32 size;
+	u32 len;
+	struct ib_cqe cqe;
+	void *owner;
+	atomic_t *held;
+	int status;
+};
+
+/**
+ * struct ordma_pool_waiter - callback run when chunks come back to a pool
+ * @node: on the pool's waiter list, protected by the pool lock
+ * @fn: called without the pool lock, from any context (it must not sleep;
+ *	it typically queues work), once per ordma_pool_wait() registration
+ */
+struct ordma_pool_waiter {
+	struct list_head node;
+	void (*fn)(struct ordma_pool_waiter *w);
+};
+
+/**
+ * struct ordma_pool - the intermediate buffers of one device
+ *
+ * All counters are protected by @lock; sysfs reads them under it.
+ */
+struct ordma_pool {
+	struct ordma_dev *odev;
+	spinlock_t lock;		/* see the top of pool.c */
+	struct list_head free;		/* lock: free chunks */
+	struct list_head waiters;	/* lock: struct ordma_pool_waiter */
+	u32 chunk_bytes;		/* lock: size of new chunks */
+	u32 target_chunks;		/* lock: pool_bytes / chunk_bytes */
+	u32 chunks_total;		/* lock: allocated, free or held */
+	u32 chunks_free;		/* lock */
+	u32 high_water;			/* lock: most chunks held at once */
+	u64 alloc_waits;		/* lock: gets that found none */
+	u32 quota;			/* lock: chan_quota_chunks */
+};
+
+/* pool.c */
+int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev);
+void ordma_pool_destroy(struct ordma_pool *pool);
+struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool, atomic_t *held);
+void ordma_chunk_put(struct ordma_chunk *chunk);
+bool ordma_pool_wait(struct ordma_pool *pool, struct ordma_pool_waiter *w,
+		     atomic_t *held);
+void ordma_pool_cancel_wait(struct ordma_pool *pool,
+			    struct ordma_pool_waiter *w);
+int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes);
+int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes);
+int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
 
 /**
  * struct ordma_dev - per-ib_device context, built by the ib_client .add
@@ -23,10 +100,18 @@
  * @released: completed when the last reference is dropped, so .remove can
  *	wait for every user before tearing down
  * @node: entry in ordma_devs, protected by ordma_devs_lock
+ * @pool: the intermediate buffers
+ * @chans_lock: protects @chans
+ * @chans: every channel on this device (struct ordma_chan)
+ * @dying: the device is being removed; no channel may join @chans
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
+	struct ordma_pool pool;
+	struct mutex chans_lock;
+	struct list_head chans;		/* chans_lock */
+	bool dying;			/* chans_lock */
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;
@@ -35,10 +120,131 @@ struct ordma_dev {
 
 extern struct ib_client ordma_client;
 
+/**
+ * struct ordma_file - one open /dev/ordma
+ * @mm: the address space of the process that opened it; every buffer an
+ *	operation names lives there (grabbed, not pinned: mmget_not_zero()
+ *	before use)
+ * @objs: channels and listeners by id, protected by the xarray's lock;
+ *	each entry holds a reference
+ * @windows: exposed windows by index (the low 32 bits of the token)
+ * @cq_lock: protects @cq and @cq_len
+ * @cq: completed operations (struct ordma_req) not yet reaped
+ * @cq_len: entries on @cq
+ * @cq_wait: woken when an operation completes; poll() waits here
+ * @kref: the file and every channel of it hold a reference
+ */
+struct ordma_file {
+	struct mm_struct *mm;
+	struct xarray objs;
+	struct xarray windows;
+	spinlock_t cq_lock;
+	struct list_head cq;		/* cq_lock */
+	u32 cq_len;			/* cq_lock */
+	wait_queue_head_t cq_wait;
+	struct kref kref;
+};
+
+/**
+ * struct ordma_window - a buffer exposed with ORDMA_IOC_EXPOSE
+ * @addr: start in the owning file's mm
+ * @len: length
+ * @access: ORDMA_ACCESS_* bits
+ * @salt: random high half of the token
+ * @rcu: freed after a grace period; lookups run under rcu_read_lock()
+ */
+struct ordma_window {
+	u64 addr;
+	u64 len;
+	u32 access;
+	u32 salt;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct ordma_req - one submitted operation, then its completion
+ * @node: on its channel's queue while running, on the file's cq after
+ * @op: enum ordma_op
+ * @chan_id: the channel's id in the file
+ * @addr: user buffer
+ * @len: its length
+ * @cookie: the caller's cookie
+ * @token: window token (WRITE, READ)
+ * @offset: offset in the window (WRITE, READ)
+ * @op_id: this side's id of the operation on the wire (WRITE, READ)
+ * @posted: bytes put on the wire or asked for so far
+ * @done: bytes acknowledged, received or copied so far
+ * @inflight: chunks of this operation posted and not completed
+ * @res: result once complete: bytes or -errno
+ * @started: a RECV has matched the head message
+ */
+struct ordma_req {
+	struct list_head node;
+	u32 op;
+	u32 chan_id;
+	u64 addr;
+	u64 len;
+	u64 cookie;
+	u64 token;
+	u64 offset;
+	u64 op_id;
+	u64 posted;
+	u64 done;
+	u32 inflight;
+	s64 res;
+	bool started;
+};
+
+/* file.c */
+struct ordma_file *ordma_file_alloc(void);
+void ordma_file_put(struct ordma_file *ofile);
+void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
+			 s64 res);
+int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
+		      u64 *token);
+int ordma_file_unexpose(struct ordma_file *ofile, u64 token);
+int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
+		       u32 access, u64 *uaddr);
+int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
+			   bool write);
+
+enum ordma_chan_kind {
+	ORDMA_KIND_CHAN,
+	ORDMA_KIND_LISTENER,
+};
+
+/* Objects in struct ordma_file.objs start with this. */
+struct ordma_obj {
+	enum ordma_chan_kind kind;
+	u32 id;
+};
+
+/* chan.c */
+struct ordma_chan;
+struct ordma_listener;
+int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
+			  u32 backlog, struct ordma_listener **out);
+int ordma_listener_accept(struct ordma_listener *lis, bool nonblock,
+			  struct ordma_chan **out);
+void ordma_listener_close(struct ordma_listener *lis);
+void ordma_listener_get(struct ordma_listener *lis);
+void ordma_listener_put(struct ordma_listener *lis);
+int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
+		       u32 timeout_ms, struct ordma_chan **out);
+void ordma_chan_close(struct ordma_chan *chan, int err);
+void ordma_chan_get(struct ordma_chan *chan);
+void ordma_chan_put(struct ordma_chan *chan);
+void ordma_dev_kill_chans(struct ordma_dev *odev);
+int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
+		      bool nonblock);
+void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info);
+struct sockaddr *ordma_chan_peer(struct ordma_chan *chan);
+
 /* dev.c */
 int ordma_dev_add(struct ib_device *ibdev);
 void ordma_dev_remove(struct ib_device *ibdev, void *client_data);
 struct ordma_dev *ordma_dev_get_by_name(const char *name);
+struct ordma_dev *ordma_dev_get(struct ib_device *ibdev);
 void ordma_dev_put(struct ordma_dev *odev);
 
 /* sysfs.c */

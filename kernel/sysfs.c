@@ -17,8 +17,93 @@ static ssize_t ibdev_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(ibdev);
 
+static struct ordma_pool *ordma_dev_pool(struct device *dev)
+{
+	struct ordma_dev *odev = dev_get_drvdata(dev);
+
+	return &odev->pool;
+}
+
+/* One value of the pool, read under its lock. */
+#define ORDMA_POOL_SHOW(_name, _expr)					\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct ordma_pool *pool = ordma_dev_pool(dev);			\
+	unsigned long flags;						\
+	u64 val;							\
+									\
+	spin_lock_irqsave(&pool->lock, flags);				\
+	val = (_expr);							\
+	spin_unlock_irqrestore(&pool->lock, flags);			\
+	return sysfs_emit(buf, "%llu\n", val);				\
+}
+
+ORDMA_POOL_SHOW(pool_bytes, (u64)pool->target_chunks * pool->chunk_bytes)
+ORDMA_POOL_SHOW(chunk_bytes, pool->chunk_bytes)
+ORDMA_POOL_SHOW(chan_quota_chunks, pool->quota)
+ORDMA_POOL_SHOW(chunks_total, pool->chunks_total)
+ORDMA_POOL_SHOW(chunks_free, pool->chunks_free)
+ORDMA_POOL_SHOW(high_water, pool->high_water)
+ORDMA_POOL_SHOW(alloc_waits, pool->alloc_waits)
+
+static ssize_t pool_bytes_store(struct device *dev,
+				struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	u64 val;
+	int ret;
+
+	if (kstrtou64(buf, 10, &val))
+		return -EINVAL;
+	ret = ordma_pool_set_bytes(ordma_dev_pool(dev), val);
+	return ret ? ret : count;
+}
+
+static ssize_t chunk_bytes_store(struct device *dev,
+				 struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	u32 val;
+	int ret;
+
+	if (kstrtou32(buf, 10, &val))
+		return -EINVAL;
+	ret = ordma_pool_set_chunk_bytes(ordma_dev_pool(dev), val);
+	return ret ? ret : count;
+}
+
+static ssize_t chan_quota_chunks_store(struct device *dev,
+				       struct device_attribute *attr,
+				       const char *buf, size_t count)
+{
+	u32 val;
+	int ret;
+
+	if (kstrtou32(buf, 10, &val))
+		return -EINVAL;
+	ret = ordma_pool_set_quota(ordma_dev_pool(dev), val);
+	return ret ? ret : count;
+}
+
+/* Writable settings are 0644: only root changes them. */
+static DEVICE_ATTR_RW(pool_bytes);
+static DEVICE_ATTR_RW(chunk_bytes);
+static DEVICE_ATTR_RW(chan_quota_chunks);
+static DEVICE_ATTR_RO(chunks_total);
+static DEVICE_ATTR_RO(chunks_free);
+static DEVICE_ATTR_RO(high_water);
+static DEVICE_ATTR_RO(alloc_waits);
+
 static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_ibdev.attr,
+	&dev_attr_pool_bytes.attr,
+	&dev_attr_chunk_bytes.attr,
+	&dev_attr_chan_quota_chunks.attr,
+	&dev_attr_chunks_total.attr,
+	&dev_attr_chunks_free.attr,
+	&dev_attr_high_water.attr,
+	&dev_attr_alloc_waits.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(ordma_dev);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Channels and listeners: shared by chan.c (life cycle, RDMA CM) and
+ * xfer.c (the data path).
+ */
+#ifndef _ORDMA_CHAN_H
+#define _ORDMA_CHAN_H
+
+#include <linux/workqueue.h>
+#include <rdma/rdma_cm.h>
+
+#include "ordma.h"
+#include "wire.h"
+
+/* Most receive buffers a channel keeps posted. */
+#define ORDMA_RX_DEPTH		16
+/* Most sends a channel keeps posted. */
+#define ORDMA_TX_DEPTH		32
+
+enum ordma_chan_phase {
+	ORDMA_PHASE_CONNECTING,
+	ORDMA_PHASE_ESTABLISHED,
+	ORDMA_PHASE_DEAD,
+};
+
+/**
+ * struct ordma_chan - one RC connection between two ordma endpoints
+ * @obj: kind and id in the owning file
+ * @kref: the file's id, the CM and the worker hold references
+ * @ofile: the owning file (referenced)
+ * @odev: the device context (referenced until teardown)
+ * @cm_id: the RDMA CM id
+ * @qp: the RC QP
+ * @cq: send and receive completions
+ * @work: the worker, the only code that touches the worker-owned fields
+ * @teardown: serialises ordma_chan_close(); held while destroying
+ * @lock: protects the fields marked "lock"
+ * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
+ * @phase: enum ordma_chan_phase (lock)
+ * @err: why the channel died, once @phase is DEAD (lock)
+ * @submitted: operations handed over by ioctls (lock)
+ * @done: chunks whose work request completed, with @wc_status set (lock)
+ * @connected: completed on ESTABLISHED or failure, for connect and accept
+ * @cm_err: error of a failed connection attempt
+ * @dev_node: on odev->chans (odev->chans_lock)
+ * @listener: the listener that accepted it, until accept() takes it
+ * @pending_node: on the listener's pending list (listener lock)
+ * @peer: the peer's address
+ * @rx_size: size of our receive buffers
+ * @peer_rx_size: size of the peer's receive buffers
+ * @held: chunks held from the pool (all kinds), charged by the pool
+ * @rx_held: chunks held for receiving (worker)
+ * @tx_held: chunks held for sending (worker)
+ * @rx_posted: receives posted (worker)
+ * @tx_posted: sends posted (worker)
+ * @rx_ring: receive chunks taken off the ring and reusable (worker)
+ * @rx_spare: chunks on @rx_ring (worker)
+ * @sendq: SEND operations in order (worker)
+ * @recvq: RECV operations in order (worker)
+ * @writeq: WRITE operations not yet acknowledged (worker)
+ * @readq: READ operations not yet complete (worker)
+ * @rx_msgs: received MSG/MSG_ABORT chunks waiting for RECVs (worker)
+ * @remote_reads: READ_REQ chunks being served (worker)
+ * @ctrl: header-only messages to send: acks and read requests (worker)
+ * @next_op_id: ids of one-sided operations (worker)
+ * @pool_waiter: registered when the pool had no chunk for us
+ * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
+ * @rcu: freed after a grace period: a pool waiter callback may still be
+ *	running when ordma_pool_cancel_wait() returns
+ */
+struct ordma_chan {
+	struct ordma_obj obj;
+	struct kref kref;
+	struct ordma_file *ofile;
+	struct ordma_dev *odev;
+	struct rdma_cm_id *cm_id;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct work_struct work;
+	struct mutex teardown;
+
+	spinlock_t lock;
+	enum ordma_chan_phase phase;	/* lock */
+	bool closing;			/* lock */
+	int err;			/* lock */
+	struct list_head submitted;	/* lock */
+	struct list_head done;		/* lock */
+
+	struct completion connected;
+	int cm_err;
+	struct list_head dev_node;	/* odev->chans_lock */
+	struct ordma_listener *listener;
+	struct list_head pending_node;	/* listener lock */
+	struct sockaddr_storage peer;
+	u32 rx_size;
+	u32 peer_rx_size;
+
+	atomic_t held;
+	u32 rx_held;
+	u32 tx_held;
+	u32 rx_posted;
+	u32 tx_posted;
+	struct list_head rx_ring;
+	u32 rx_spare;
+	struct list_head sendq;
+	struct list_head recvq;
+	struct list_head writeq;
+	struct list_head readq;
+	struct list_head rx_msgs;
+	struct list_head remote_reads;
+	struct list_head ctrl;
+	u64 next_op_id;
+	struct ordma_pool_waiter pool_waiter;
+
+	atomic64_t bytes_tx;
+	atomic64_t bytes_rx;
+	atomic64_t ops;
+	atomic64_t errors;
+	atomic64_t inflight;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct ordma_listener - a listening RDMA CM id
+ * @obj: kind and id in the owning file
+ * @kref: the file's id and the CM hold references
+ * @ofile: the owning file (referenced)
+ * @cm_id: the listening CM id
+ * @lock: protects @pending and @dead
+ * @pending: established channels waiting for accept
+ * @dead: the listener is closed; refuse new connections
+ * @wait: accept() waits here
+ * @all_node: on ordma_listeners (ordma_listeners_lock)
+ */
+struct ordma_listener {
+	struct ordma_obj obj;
+	struct kref kref;
+	struct ordma_file *ofile;
+	struct rdma_cm_id *cm_id;
+	spinlock_t lock;
+	struct list_head pending;	/* lock */
+	bool dead;			/* lock */
+	wait_queue_head_t wait;
+	struct list_head all_node;
+};
+
+/* chan.c */
+int ordma_chan_init(void);
+void ordma_chan_exit(void);
+
+/* xfer.c */
+void ordma_chan_work(struct work_struct *work);
+void ordma_xfer_init(struct ordma_chan *chan);
+void ordma_xfer_flush(struct ordma_chan *chan, int err);
+void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc);
+void ordma_chan_kick(struct ordma_chan *chan);
+void ordma_chan_fail(struct ordma_chan *chan, int err);
+
+extern struct workqueue_struct *ordma_wq;
+
+#endif /* _ORDMA_CHAN_H */

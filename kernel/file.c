@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-open-file state of /dev/ordma: the address space operations use, the
+ * completion queue, and the exposed windows.
+ *
+ * Locking: ofile->cq_lock (spinlock, irqsave: completions may be posted from
+ * any context) protects the completion list. Windows live in an xarray; the
+ * data path looks them up under rcu_read_lock() and they are freed after a
+ * grace period, so an access racing with ORDMA_IOC_UNEXPOSE either sees the
+ * window or gets -ENOENT, never freed memory.
+ */
+#include <linux/slab.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/mm.h>
+
+#include "ordma.h"
+
+/**
+ * ordma_file_alloc() - state of a new open file, bound to current's mm
+ *
+ * Return: the state or NULL.
+ */
+struct ordma_file *ordma_file_alloc(void)
+{
+	struct ordma_file *ofile;
+
+	ofile = kzalloc(sizeof(*ofile), GFP_KERNEL);
+	if (!ofile)
+		return NULL;
+	ofile->mm = current->mm;
+	mmgrab(ofile->mm);
+	xa_init_flags(&ofile->objs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
+	spin_lock_init(&ofile->cq_lock);
+	INIT_LIST_HEAD(&ofile->cq);
+	init_waitqueue_head(&ofile->cq_wait);
+	kref_init(&ofile->kref);
+	return ofile;
+}
+
+static void ordma_file_release(struct kref *kref)
+{
+	struct ordma_file *ofile = container_of(kref, struct ordma_file, kref);
+	struct ordma_window *win;
+	struct ordma_req *op, *tmp;
+	unsigned long idx;
+
+	list_for_each_entry_safe(op, tmp, &ofile->cq, node)
+		kfree(op);
+	xa_for_each(&ofile->windows, idx, win)
+		kfree_rcu(win, rcu);
+	xa_destroy(&ofile->windows);
+	WARN_ON_ONCE(!xa_empty(&ofile->objs));
+	xa_destroy(&ofile->objs);
+	mmdrop(ofile->mm);
+	kfree(ofile);
+}
+
+void ordma_file_put(struct ordma_file *ofile)
+{
+	kref_put(&ofile->kref, ordma_file_release);
+}
+
+/**
+ * ordma_file_complete() - post the completion of an operation
+ * @ofile: the file the operation was submitted on
+ * @op: the operation; the file owns it from now on
+ * @res: bytes done or a negative errno
+ *
+ * Any context.
+ */
+void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
+			 s64 res)
+{
+	unsigned long flags;
+
+	op->res = res;
+	spin_lock_irqsave(&ofile->cq_lock, flags);
+	list_add_tail(&op->node, &ofile->cq);
+	ofile->cq_len++;
+	spin_unlock_irqrestore(&ofile->cq_lock, flags);
+	wake_up_all(&ofile->cq_wait);
+}
+
+/**
+ * ordma_check_user_range() - is [addr, addr + len) mapped with this access?
+ * @mm: the address space
+ * @addr: start
+ * @len: length, not 0, addr + len not wrapping
+ * @write: also require write access
+ *
+ * A snapshot: the mapping can change afterwards, and the data path then
+ * fails the operation with -EFAULT.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
+			   bool write)
+{
+	unsigned long need = write ? VM_WRITE : VM_READ;
+	struct vm_area_struct *vma;
+	u64 end = addr + len;
+	int ret = 0;
+
+	if (!access_ok(u64_to_user_ptr(addr), len))
+		return -EFAULT;
+	mmap_read_lock(mm);
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr || !(vma->vm_flags & need)) {
+			ret = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/**
+ * ordma_file_expose() - expose a buffer to the peers of this file's channels
+ * @ofile: the file
+ * @addr: start of the buffer in the file's mm
+ * @len: its length
+ * @access: ORDMA_ACCESS_* bits
+ * @token: the token for peers
+ *
+ * Return: 0 or -ENOMEM / -ENOSPC.
+ */
+int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
+		      u64 *token)
+{
+	struct ordma_window *win;
+	u32 id;
+	int ret;
+
+	win = kzalloc(sizeof(*win), GFP_KERNEL);
+	if (!win)
+		return -ENOMEM;
+	win->addr = addr;
+	win->len = len;
+	win->access = access;
+	win->salt = get_random_u32() | 1;
+	ret = xa_alloc(&ofile->windows, &id, win, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		kfree(win);
+		return ret;
+	}
+	*token = (u64)win->salt << 32 | id;
+	return 0;
+}
+
+static struct ordma_window *ordma_window_lookup(struct ordma_file *ofile,
+						u64 token)
+{
+	struct ordma_window *win = xa_load(&ofile->windows, (u32)token);
+
+	if (!win || win->salt != (u32)(token >> 32))
+		return NULL;
+	return win;
+}
+
+/**
+ * ordma_file_unexpose() - revoke a window
+ * @ofile: the file
+ * @token: its token
+ *
+ * Return: 0 or -ENOENT.
+ */
+int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
+{
+	struct ordma_window *win;
+
+	xa_lock(&ofile->windows);
+	win = ordma_window_lookup(ofile, token);
+	if (win)
+		__xa_erase(&ofile->windows, (u32)token);
+	xa_unlock(&ofile->windows);
+	if (!win)
+		return -ENOENT;
+	kfree_rcu(win, rcu);
+	return 0;
+}
+
+/**
+ * ordma_window_check() - may a peer access this range of a window?
+ * @ofile: the file that exposed the window
+ * @token: the window token the peer named
+ * @off: offset in the window
+ * @len: length
+ * @access: the ORDMA_ACCESS_* bit needed
+ * @uaddr: the window's start address, on success
+ *
+ * Return: 0, -ENOENT (no such window), -EACCES (not exposed for @access) or
+ * -ERANGE (outside the window).
+ */
+int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
+		       u32 access, u64 *uaddr)
+{
+	struct ordma_window *win;
+	int ret = 0;
+
+	rcu_read_lock();
+	win = ordma_window_lookup(ofile, token);
+	if (!win)
+		ret = -ENOENT;
+	else if (!(win->access & access))
+		ret = -EACCES;
+	else if (off > win->len || len > win->len - off)
+		ret = -ERANGE;
+	else
+		*uaddr = win->addr;
+	rcu_read_unlock();
+	return ret;
+}

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Intermediate buffer pools: one per device, made of equal DMA-mapped chunks
+ * that carry the head of a transfer while its user buffer is being pinned and
+ * registered.
+ *
+ * Locking: pool->lock, a spinlock taken with interrupts disabled, protects
+ * the free list, the waiter list and every counter and setting of the pool
+ * (chunk_bytes, target_chunks, chunks_total, chunks_free, high_water,
+ * alloc_waits, quota). It is taken from process context (sysfs, channel
+ * setup and submission), from softirq and from hard irq: chunks come back
+ * through ordma_chunk_put() in CQ completion handlers. Nothing sleeps,
+ * allocates or frees memory under it, and no other lock nests inside it.
+ * The atomic per-holder counter (*chunk->held) is raised only under the
+ * lock, in ordma_chunk_get(), so a holder can never pass its quota; it drops
+ * without the lock, before the put takes the lock, so a waiter that checks it
+ * under the lock either sees the drop or is already queued to be woken.
+ *
+ * Waiter callbacks run without the lock, one at a time: the waker splices
+ * the waiter list onto a private list and takes each entry off it under the
+ * lock, so ordma_pool_cancel_wait() can still unlink an entry the waker has
+ * not reached. Callbacks run inside an RCU read-side critical section: after
+ * ordma_pool_cancel_wait(), a callback already started can still be
+ * running, and synchronize_rcu() (or kfree_rcu()) waits for it.
+ *
+ * ordma_pool_cfg_lock, a mutex, serializes the reconfigurations of every pool
+ * (sysfs writes), which allocate and free chunks outside pool->lock. Gets
+ * and puts do not take it.
+ *
+ * Freeing a chunk (ib_dma_unmap_single(), free_pages(), kfree()) happens
+ * without the lock, and may happen in ordma_chunk_put() in any context: the
+ * streaming DMA API may be called from interrupt context, and free_pages()
+ * and kfree() are irq-safe, so nothing is deferred to a work item.
+ */
+#include <linux/gfp.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include "ordma.h"
+
+#define ORDMA_CHUNK_MIN		SZ_4K
+#define ORDMA_CHUNK_MAX		SZ_1M
+#define ORDMA_POOL_MAX		SZ_1G
+#define ORDMA_QUOTA_MIN		1
+#define ORDMA_QUOTA_MAX		65536
+
+static DEFINE_MUTEX(ordma_pool_cfg_lock);
+
+/*
+ * Settings of the pools of devices attached later; read-only once the module
+ * is loaded. Each is checked alone when it is parsed; pool_bytes below
+ * chunk_bytes (which may follow it on the command line) gives one chunk.
+ */
+static unsigned long long ordma_pool_bytes = SZ_16M;
+static unsigned int ordma_chunk_bytes = SZ_64K;
+static unsigned int ordma_chan_quota = 64;
+
+static bool ordma_chunk_bytes_valid(u64 bytes)
+{
+	return bytes >= ORDMA_CHUNK_MIN && bytes <= ORDMA_CHUNK_MAX &&
+	       is_power_of_2(bytes);
+}
+
+static bool ordma_quota_valid(u64 chunks)
+{
+	return chunks >= ORDMA_QUOTA_MIN && chunks <= ORDMA_QUOTA_MAX;
+}
+
+static int ordma_param_set_pool_bytes(const char *val,
+				      const struct kernel_param *kp)
+{
+	u64 v;
+
+	if (kstrtou64(val, 10, &v) || v < ORDMA_CHUNK_MIN || v > ORDMA_POOL_MAX)
+		return -EINVAL;
+	*(unsigned long long *)kp->arg = v;
+	return 0;
+}
+
+static int ordma_param_set_chunk_bytes(const char *val,
+				       const struct kernel_param *kp)
+{
+	u32 v;
+
+	if (kstrtou32(val, 10, &v) || !ordma_chunk_bytes_valid(v))
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static int ordma_param_set_quota(const char *val,
+				 const struct kernel_param *kp)
+{
+	u32 v;
+
+	if (kstrtou32(val, 10, &v) || !ordma_quota_valid(v))
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops ordma_pool_bytes_ops = {
+	.set = ordma_param_set_pool_bytes,
+	.get = param_get_ullong,
+};
+
+static const struct kernel_param_ops ordma_chunk_bytes_ops = {
+	.set = ordma_param_set_chunk_bytes,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops ordma_quota_ops = {
+	.set = ordma_param_set_quota,
+	.get = param_get_uint,
+};
+
+module_param_cb(pool_bytes, &ordma_pool_bytes_ops, &ordma_pool_bytes, 0444);
+MODULE_PARM_DESC(pool_bytes,
+		 "Intermediate buffer bytes per device, 4096 to 1 GiB, rounded down to a multiple of chunk_bytes (default 16 MiB)");
+module_param_cb(chunk_bytes, &ordma_chunk_bytes_ops, &ordma_chunk_bytes, 0444);
+MODULE_PARM_DESC(chunk_bytes,
+		 "Bytes per intermediate buffer chunk, a power of two from 4096 to 1 MiB (default 64 KiB)");
+module_param_cb(chan_quota_chunks, &ordma_quota_ops, &ordma_chan_quota, 0444);
+MODULE_PARM_DESC(chan_quota_chunks,
+		 "Most chunks one channel holds at once, 1 to 65536 (default 64)");
+
+static void ordma_chunk_free(struct ordma_pool *pool, struct ordma_chunk *chunk)
+{
+	ib_dma_unmap_single(pool->odev->ibdev, chunk->dma, chunk->size,
+			    DMA_BIDIRECTIONAL);
+	free_pages((unsigned long)chunk->buf, get_order(chunk->size));
+	kfree(chunk);
+}
+
+static struct ordma_chunk *ordma_chunk_alloc(struct ordma_pool *pool, u32 size)
+{
+	struct ib_device *ibdev = pool->odev->ibdev;
+	struct ordma_chunk *chunk;
+
+	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
+	if (!chunk)
+		return NULL;
+	chunk->buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN,
+					      get_order(size));
+	if (!chunk->buf)
+		goto err_chunk;
+	chunk->dma = ib_dma_map_single(ibdev, chunk->buf, size,
+				       DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, chunk->dma))
+		goto err_pages;
+	chunk->pool = pool;
+	chunk->size = size;
+	INIT_LIST_HEAD(&chunk->node);
+	return chunk;
+
+err_pages:
+	free_pages((unsigned long)chunk->buf, get_order(size));
+err_chunk:
+	kfree(chunk);
+	return NULL;
+}
+
+/* Process context, without pool->lock: the chunks are off every list. */
+static void ordma_chunks_free(struct ordma_pool *pool, struct list_head *list)
+{
+	struct ordma_chunk *chunk, *tmp;
+
+	list_for_each_entry_safe(chunk, tmp, list, node) {
+		list_del(&chunk->node);
+		ordma_chunk_free(pool, chunk);
+		cond_resched();
+	}
+}
+
+/* Allocate @n chunks of @size onto @list: all of them, or none and -ENOMEM. */
+static int ordma_chunks_alloc(struct ordma_pool *pool, u32 size, u32 n,
+			      struct list_head *list)
+{
+	struct ordma_chunk *chunk;
+	LIST_HEAD(new);
+
+	while (n--) {
+		chunk = ordma_chunk_alloc(pool, size);
+		if (!chunk) {
+			ordma_chunks_free(pool, &new);
+			return -ENOMEM;
+		}
+		list_add_tail(&chunk->node, &new);
+		cond_resched();
+	}
+	list_splice_tail(&new, list);
+	return 0;
+}
+
+/* Move free chunks above target_chunks to @list, for freeing after unlock. */
+static void ordma_pool_take_surplus(struct ordma_pool *pool,
+				    struct list_head *list)
+{
+	struct ordma_chunk *chunk;
+
+	lockdep_assert_held(&pool->lock);
+	while (pool->chunks_total > pool->target_chunks &&
+	       !list_empty(&pool->free)) {
+		chunk = list_first_entry(&pool->free, struct ordma_chunk, node);
+		list_move_tail(&chunk->node, list);
+		pool->chunks_total--;
+		pool->chunks_free--;
+	}
+}
+
+/* Add the freshly allocated @n chunks on @list to the free list. */
+static void ordma_pool_add_free(struct ordma_pool *pool, struct list_head *list,
+				u32 n)
+{
+	lockdep_assert_held(&pool->lock);
+	list_splice_tail_init(list, &pool->free);
+	pool->chunks_total += n;
+	pool->chunks_free += n;
+}
+
+/*
+ * Take every queued waiter onto @woken, to be called by
+ * ordma_pool_call_waiters() once pool->lock is dropped.
+ * Return: true if there was any.
+ */
+static bool ordma_pool_take_waiters(struct ordma_pool *pool,
+				    struct list_head *woken)
+{
+	lockdep_assert_held(&pool->lock);
+	if (list_empty(&pool->waiters))
+		return false;
+	list_splice_init(&pool->waiters, woken);
+	return true;
+}
+
+/* Call the waiters on @woken; called without pool->lock. */
+static void ordma_pool_call_waiters(struct ordma_pool *pool,
+				    struct list_head *woken)
+{
+	struct ordma_pool_waiter *w;
+	unsigned long flags;
+
+	rcu_read_lock();
+	spin_lock_irqsave(&pool->lock, flags);
+	while (!list_empty(woken)) {
+		w = list_first_entry(woken, struct ordma_pool_waiter, node);
+		/* Off every list first, so that @fn may wait again. */
+		list_del_init(&w->node);
+		spin_unlock_irqrestore(&pool->lock, flags);
+		w->fn(w);
+		spin_lock_irqsave(&pool->lock, flags);
+	}
+	spin_unlock_irqrestore(&pool->lock, flags);
+	rcu_read_unlock();
+}
+
+/**
+ * ordma_pool_init() - build the intermediate buffer pool of a device
+ * @pool: the pool, embedded in @odev
+ * @odev: the device context; its ibdev maps the chunks
+ *
+ * Allocates pool_bytes / chunk_bytes chunks (the module parameters, at least
+ * one chunk) and maps each for DMA on the device.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -ENOMEM with nothing left allocated.
+ */
+int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev)
+{
+	LIST_HEAD(chunks);
+	u32 target;
+	int ret;
+
+	pool->odev = odev;
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->free);
+	INIT_LIST_HEAD(&pool->waiters);
+	pool->chunk_bytes = ordma_chunk_bytes;
+	pool->quota = ordma_chan_quota;
+	target = max_t(u64, div_u64(ordma_pool_bytes, ordma_chunk_bytes), 1);
+	pool->target_chunks = target;
+	pool->chunks_total = 0;
+	pool->chunks_free = 0;
+	pool->high_water = 0;
+	pool->alloc_waits = 0;
+
+	ret = ordma_chunks_alloc(pool, pool->chunk_bytes, target, &chunks);
+	if (ret)
+		return ret;
+	/* Not visible to anyone yet; the lock only keeps lockdep informed. */
+	spin_lock_irq(&pool->lock);
+	ordma_pool_add_free(pool, &chunks, target);
+	spin_unlock_irq(&pool->lock);
+	return 0;
+}
+
+/**
+ * ordma_pool_destroy() - free every chunk of a pool
+ * @pool: the pool
+ *
+ * Every chunk must have been put back and every waiter cancelled; chunks
+ * still held are reported and leaked.
+ *
+ * Context: process context, may sleep.
+ */
+void ordma_pool_destroy(struct ordma_pool *pool)
+{
+	LIST_HEAD(chunks);
+
+	spin_lock_irq(&pool->lock);
+	WARN_ON_ONCE(pool->chunks_free != pool->chunks_total);
+	WARN_ON_ONCE(!list_empty(&pool->waiters));
+	list_splice_init(&pool->free, &chunks);
+	pool->chunks_total -= pool->chunks_free;
+	pool->chunks_free = 0;
+	spin_unlock_irq(&pool->lock);
+
+	ordma_chunks_free(pool, &chunks);
+}
+
+/**
+ * ordma_chunk_get() - take a free chunk for a holder
+ * @pool: the pool
+ * @held: the holder's count of chunks, checked against the pool's quota and
+ *	raised on success
+ *
+ * Never waits: on NULL, the caller may queue itself with ordma_pool_wait()
+ * and retry when woken.
+ *
+ * Context: any context except NMI.
+ * Return: the chunk, with @len 0, @owner NULL and @held set; NULL if the
+ * pool has no free chunk or the holder already has its quota.
+ */
+struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool, atomic_t *held)
+{
+	struct ordma_chunk *chunk = NULL;
+	unsigned long flags;
+	u32 in_use;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	if (list_empty(&pool->free) || atomic_read(held) >= pool->quota)
+		goto out;
+	chunk = list_first_entry(&pool->free, struct ordma_chunk, node);
+	list_del_init(&chunk->node);
+	pool->chunks_free--;
+	in_use = pool->chunks_total - pool->chunks_free;
+	if (in_use > pool->high_water)
+		pool->high_water = in_use;
+	atomic_inc(held);
+out:
+	spin_unlock_irqrestore(&pool->lock, flags);
+	if (chunk) {
+		chunk->held = held;
+		chunk->len = 0;
+		chunk->owner = NULL;
+	}
+	return chunk;
+}
+
+/**
+ * ordma_chunk_put() - give a chunk back to its pool
+ * @chunk: a chunk from ordma_chunk_get(), off every list of its holder
+ *
+ * Uncharges the holder, returns the chunk to the free list, or frees it if
+ * the pool is shrinking or the chunk has an old size, then calls every
+ * queued waiter.
+ *
+ * Context: any context except NMI (CQ completion handlers included).
+ */
+void ordma_chunk_put(struct ordma_chunk *chunk)
+{
+	struct ordma_pool *pool = chunk->pool;
+	unsigned long flags;
+	LIST_HEAD(woken);
+	bool release, wake;
+
+	atomic_dec(chunk->held);
+	chunk->held = NULL;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	release = pool->chunks_total > pool->target_chunks ||
+		  chunk->size != pool->chunk_bytes;
+	if (release) {
+		pool->chunks_total--;
+	} else {
+		list_add(&chunk->node, &pool->free);
+		pool->chunks_free++;
+	}
+	wake = ordma_pool_take_waiters(pool, &woken);
+	spin_unlock_irqrestore(&pool->lock, flags);
+
+	if (release)
+		ordma_chunk_free(pool, chunk);
+	if (wake)
+		ordma_pool_call_waiters(pool, &woken);
+}
+
+/**
+ * ordma_pool_wait() - ask to be called back when a chunk comes back
+ * @pool: the pool
+ * @w: the waiter, with @w->fn set and @w->node initialized; it stays
+ *	registered until it is called or cancelled
+ * @held: the holder's count of chunks
+ *
+ * Called after ordma_chunk_get() failed. If a chunk has become available for
+ * this holder since, returns false and the caller retries at once. Otherwise
+ * queues @w (once: a queued waiter is not queued again) and counts the wait
+ * in alloc_waits; @w->fn is called at the next ordma_chunk_put() or pool
+ * reconfiguration, whether or not a chunk is then available to this holder,
+ * so the callback retries and may wait again.
+ *
+ * Context: any context except NMI.
+ * Return: true if @w is queued, false if the caller should retry now.
+ */
+bool ordma_pool_wait(struct ordma_pool *pool, struct ordma_pool_waiter *w,
+		     atomic_t *held)
+{
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	if (!list_empty(&pool->free) && atomic_read(held) < pool->quota)
+		goto out;
+	if (list_empty(&w->node)) {
+		list_add_tail(&w->node, &pool->waiters);
+		pool->alloc_waits++;
+	}
+	queued = true;
+out:
+	spin_unlock_irqrestore(&pool->lock, flags);
+	return queued;
+}
+
+/**
+ * ordma_pool_cancel_wait() - withdraw a waiter
+ * @pool: the pool @w waits on
+ * @w: the waiter
+ *
+ * After this, the pool does not start a call of @w->fn; a call started just
+ * before may still be running on another CPU. Wait for it with
+ * synchronize_rcu() (or free @w with kfree_rcu()) before freeing @w.
+ *
+ * Context: any context except NMI.
+ */
+void ordma_pool_cancel_wait(struct ordma_pool *pool,
+			    struct ordma_pool_waiter *w)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	if (!list_empty(&w->node))
+		list_del_init(&w->node);
+	spin_unlock_irqrestore(&pool->lock, flags);
+}
+
+/**
+ * ordma_pool_set_bytes() - resize a pool
+ * @pool: the pool
+ * @bytes: the new size, from chunk_bytes to 1 GiB; rounded down to a
+ *	multiple of chunk_bytes
+ *
+ * Growing allocates the new chunks at once and wakes the waiters. Shrinking
+ * frees free chunks above the new size at once and the rest as they are put
+ * back.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a size out of range; -ENOMEM if the new chunks
+ * cannot be allocated (the pool is then unchanged).
+ */
+int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
+{
+	u32 target, old_target, n = 0;
+	LIST_HEAD(chunks);
+	LIST_HEAD(woken);
+	bool wake;
+	int ret = 0;
+
+	mutex_lock(&ordma_pool_cfg_lock);
+	spin_lock_irq(&pool->lock);
+	if (bytes < pool->chunk_bytes || bytes > ORDMA_POOL_MAX) {
+		spin_unlock_irq(&pool->lock);
+		ret = -EINVAL;
+		goto out;
+	}
+	target = div_u64(bytes, pool->chunk_bytes);
+	old_target = pool->target_chunks;
+	/* Raised now so that no put frees a chunk we would reallocate. */
+	pool->target_chunks = target;
+	ordma_pool_take_surplus(pool, &chunks);
+	if (target > pool->chunks_total)
+		n = target - pool->chunks_total;
+	spin_unlock_irq(&pool->lock);
+
+	if (!n) {
+		ordma_chunks_free(pool, &chunks);
+		goto out;
+	}
+
+	/*
+	 * chunks_total stays put meanwhile: it is below target_chunks, so puts
+	 * free nothing, and other reconfigurations wait for the cfg lock.
+	 */
+	ret = ordma_chunks_alloc(pool, pool->chunk_bytes, n, &chunks);
+	spin_lock_irq(&pool->lock);
+	if (ret)
+		pool->target_chunks = old_target;
+	else
+		ordma_pool_add_free(pool, &chunks, n);
+	wake = !ret && ordma_pool_take_waiters(pool, &woken);
+	spin_unlock_irq(&pool->lock);
+	if (wake)
+		ordma_pool_call_waiters(pool, &woken);
+out:
+	mutex_unlock(&ordma_pool_cfg_lock);
+	return ret;
+}
+
+/**
+ * ordma_pool_set_chunk_bytes() - change the size of the chunks of a pool
+ * @pool: the pool
+ * @bytes: the new chunk size, a power of two from 4096 to 1 MiB, at most
+ *	the pool size
+ *
+ * Only while no chunk is held: allocates the chunks of the new size first
+ * (the pool keeps its size in bytes, rounded down to a multiple of @bytes),
+ * then frees the old ones.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a size out of range; -EBUSY if a chunk is held;
+ * -ENOMEM (the pool is then unchanged).
+ */
+int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
+{
+	LIST_HEAD(chunks);
+	LIST_HEAD(old);
+	LIST_HEAD(woken);
+	bool unchanged, wake = false;
+	u64 pool_bytes;
+	u32 target;
+	int ret = 0;
+
+	if (!ordma_chunk_bytes_valid(bytes))
+		return -EINVAL;
+
+	mutex_lock(&ordma_pool_cfg_lock);
+	spin_lock_irq(&pool->lock);
+	pool_bytes = (u64)pool->target_chunks * pool->chunk_bytes;
+	unchanged = bytes == pool->chunk_bytes;
+	if (bytes > pool_bytes)
+		ret = -EINVAL;
+	else if (!unchanged && pool->chunks_free != pool->chunks_total)
+		ret = -EBUSY;
+	spin_unlock_irq(&pool->lock);
+	if (ret || unchanged)
+		goto out;
+
+	target = div_u64(pool_bytes, bytes);
+	ret = ordma_chunks_alloc(pool, bytes, target, &chunks);
+	if (ret)
+		goto out;
+
+	spin_lock_irq(&pool->lock);
+	/* A chunk may have been taken while we allocated. */
+	if (pool->chunks_free != pool->chunks_total) {
+		ret = -EBUSY;
+	} else {
+		list_splice_init(&pool->free, &old);
+		list_splice_init(&chunks, &pool->free);
+		pool->chunk_bytes = bytes;
+		pool->target_chunks = target;
+		pool->chunks_total = target;
+		pool->chunks_free = target;
+		wake = ordma_pool_take_waiters(pool, &woken);
+	}
+	spin_unlock_irq(&pool->lock);
+
+	/* The old chunks, or the new ones if busy. */
+	ordma_chunks_free(pool, &old);
+	ordma_chunks_free(pool, &chunks);
+	if (wake)
+		ordma_pool_call_waiters(pool, &woken);
+out:
+	mutex_unlock(&ordma_pool_cfg_lock);
+	return ret;
+}
+
+/**
+ * ordma_pool_set_quota() - set the most chunks one holder may have at once
+ * @pool: the pool
+ * @chunks: 1 to 65536
+ *
+ * Applies to the next ordma_chunk_get(); chunks held above a lowered quota
+ * stay held. Wakes the waiters, some of which may now proceed.
+ *
+ * Context: any context except NMI.
+ * Return: 0, or -EINVAL for a value out of range.
+ */
+int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks)
+{
+	unsigned long flags;
+	LIST_HEAD(woken);
+	bool wake;
+
+	if (!ordma_quota_valid(chunks))
+		return -EINVAL;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	pool->quota = chunks;
+	wake = ordma_pool_take_waiters(pool, &woken);
+	spin_unlock_irqrestore(&pool->lock, flags);
+	if (wake)
+		ordma_pool_call_waiters(pool, &woken);
+	return 0;
+}

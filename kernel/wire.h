@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ordma wire protocol, version 1. Documentation/ordma/protocol.rst
+ * describes it in prose; this file is the reference.
+ *
+ * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
+ * ordma_wire_cm in the CM private data. Every message is one IB SEND into a
+ * receive buffer the peer posted from its pool: a struct ordma_wire_hdr and
+ * at most (peer's rx_size - header) payload bytes. The peer alone decides
+ * where bytes land; there are no remote keys in version 1. A receiver that
+ * has no buffer posted makes the sender's HCA retry (RNR, forever): that is
+ * the flow control. All fields are little endian.
+ */
+#ifndef _ORDMA_WIRE_H
+#define _ORDMA_WIRE_H
+
+#include <linux/types.h>
+
+#define ORDMA_WIRE_VERSION	1
+
+/**
+ * struct ordma_wire_cm - CM private data of connect and accept
+ * @version: ORDMA_WIRE_VERSION; a listener rejects any other
+ * @__reserved: zero
+ * @rx_size: size of every receive buffer this side posts
+ */
+struct ordma_wire_cm {
+	u8 version;
+	u8 __reserved[3];
+	__le32 rx_size;
+};
+
+enum ordma_wire_opcode {
+	/* Part of a two-sided message: @total_len, @offset in the message. */
+	ORDMA_WIRE_MSG = 1,
+	/* The sender failed the current message; @status says why. */
+	ORDMA_WIRE_MSG_ABORT,
+	/* Bytes for window @token at window offset @offset; the operation
+	 * covers [@base, @base + @total_len). ORDMA_WIRE_F_LAST on the last.
+	 */
+	ORDMA_WIRE_WRITE,
+	/* Result of write @op_id: @status 0 once every byte is placed. */
+	ORDMA_WIRE_WRITE_ACK,
+	/* Send @total_len bytes of window @token from @base. */
+	ORDMA_WIRE_READ_REQ,
+	/* Bytes of read @op_id at @offset in the operation, or its @status. */
+	ORDMA_WIRE_READ_RESP,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_READ_RESP,
+};
+
+#define ORDMA_WIRE_F_LAST	0x1
+
+/**
+ * struct ordma_wire_hdr - header of every message
+ * @version: ORDMA_WIRE_VERSION
+ * @opcode: enum ordma_wire_opcode
+ * @flags: ORDMA_WIRE_F_*
+ * @payload_len: bytes after the header
+ * @total_len: length of the message or operation
+ * @offset: where this payload goes (see the opcodes)
+ * @base: start of a one-sided operation in the window
+ * @token: window token of a one-sided operation
+ * @op_id: the initiator's id of a one-sided operation
+ * @status: a positive errno, or 0
+ * @__reserved: zero
+ */
+struct ordma_wire_hdr {
+	u8 version;
+	u8 opcode;
+	__le16 flags;
+	__le32 payload_len;
+	__le64 total_len;
+	__le64 offset;
+	__le64 base;
+	__le64 token;
+	__le64 op_id;
+	__le32 status;
+	__le32 __reserved;
+};
+
+#endif /* _ORDMA_WIRE_H */

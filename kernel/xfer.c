@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data path of a channel (copy path): every byte goes through pool
+ * chunks. The sender copies from the user buffer into a chunk and SENDs it;
+ * the receiver copies from the chunk it received into the user buffer.
+ *
+ * One worker per channel (chan->work on ordma_wq) does all of it, with the
+ * owning process's mm adopted (kthread_use_mm), so user copies happen in a
+ * kernel thread on the process's behalf. Ioctls and completion handlers only
+ * append to chan->submitted and chan->done under chan->lock and kick the
+ * worker; everything else in struct ordma_chan marked "worker" is touched by
+ * the worker alone (or by ordma_xfer_flush() once the worker is stopped).
+ *
+ * Chunk budget of a channel: at most quota / 2 (at least 1) chunks for
+ * receiving and the rest of the quota for sending, so a flood in one
+ * direction cannot starve the other. Receive chunks are recycled into the
+ * ring once consumed; when the pool has none, the channel registers a pool
+ * waiter and the peer's sends wait in RNR retry: back-pressure, no loss.
+ */
+#include <linux/slab.h>
+#include <linux/sched/mm.h>
+#include <linux/kthread.h>
+#include <linux/uaccess.h>
+
+#include "chan.h"
+
+#define ORDMA_HDR_LEN	sizeof(struct ordma_wire_hdr)
+
+/* A header-only message waiting for a send slot. */
+struct ordma_ctrl {
+	struct list_head node;
+	struct ordma_wire_hdr hdr;
+};
+
+static void ordma_chan_pool_wake(struct ordma_pool_waiter *w)
+{
+	ordma_chan_kick(container_of(w, struct ordma_chan, pool_waiter));
+}
+
+void ordma_xfer_init(struct ordma_chan *chan)
+{
+	INIT_LIST_HEAD(&chan->rx_ring);
+	INIT_LIST_HEAD(&chan->sendq);
+	INIT_LIST_HEAD(&chan->recvq);
+	INIT_LIST_HEAD(&chan->writeq);
+	INIT_LIST_HEAD(&chan->readq);
+	INIT_LIST_HEAD(&chan->rx_msgs);
+	INIT_LIST_HEAD(&chan->remote_reads);
+	INIT_LIST_HEAD(&chan->ctrl);
+	INIT_LIST_HEAD(&chan->pool_waiter.node);
+	chan->pool_waiter.fn = ordma_chan_pool_wake;
+	chan->next_op_id = 1;
+}
+
+/**
+ * ordma_chan_kick() - make the worker run
+ * @chan: the channel
+ *
+ * Any context. Does nothing once ordma_chan_close() stopped the worker.
+ */
+void ordma_chan_kick(struct ordma_chan *chan)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	if (!chan->closing)
+		queue_work(ordma_wq, &chan->work);
+	spin_unlock_irqrestore(&chan->lock, flags);
+}
+
+/* Completion handler of every work request: hand the chunk to the worker. */
+void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ordma_chunk *chunk = container_of(wc->wr_cqe,
+						 struct ordma_chunk, cqe);
+	struct ordma_chan *chan = cq->cq_context;
+	unsigned long flags;
+
+	chunk->status = wc->status;
+	if (wc->status == IB_WC_SUCCESS && (wc->opcode & IB_WC_RECV))
+		chunk->len = wc->byte_len;
+	spin_lock_irqsave(&chan->lock, flags);
+	list_add_tail(&chunk->node, &chan->done);
+	spin_unlock_irqrestore(&chan->lock, flags);
+	ordma_chan_kick(chan);
+}
+
+static void ordma_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	ordma_xfer_wc_done(cq, wc);
+}
+
+static void ordma_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	ordma_xfer_wc_done(cq, wc);
+}
+
+static u32 ordma_quota(struct ordma_chan *chan)
+{
+	return READ_ONCE(chan->odev->pool.quota);
+}
+
+static u32 ordma_rx_cap(struct ordma_chan *chan)
+{
+	return max(1U, ordma_quota(chan) / 2);
+}
+
+static u32 ordma_tx_cap(struct ordma_chan *chan)
+{
+	u32 quota = ordma_quota(chan);
+
+	return max(1U, quota - min(quota, ordma_rx_cap(chan)));
+}
+
+/* A chunk from the pool, or NULL with a pool waiter registered. */
+static struct ordma_chunk *ordma_xfer_get(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+	struct ordma_chunk *chunk;
+
+	for (;;) {
+		chunk = ordma_chunk_get(pool, &chan->held);
+		if (chunk)
+			return chunk;
+		if (ordma_pool_wait(pool, &chan->pool_waiter, &chan->held))
+			return NULL;
+	}
+}
+
+/* ---- completing operations ---------------------------------------------- */
+
+static void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
+			      s64 res)
+{
+	list_del_init(&op->node);
+	atomic64_inc(&chan->ops);
+	if (res < 0)
+		atomic64_inc(&chan->errors);
+	atomic64_dec(&chan->inflight);
+	ordma_file_complete(chan->ofile, op, res);
+}
+
+static struct ordma_req *ordma_op_find(struct list_head *q, u64 op_id)
+{
+	struct ordma_req *op;
+
+	list_for_each_entry(op, q, node)
+		if (op->op_id == op_id)
+			return op;
+	return NULL;
+}
+
+/* ---- receiving ------------------------------------------------------------ */
+
+static u32 ordma_rx_target(struct ordma_chan *chan)
+{
+	return min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan));
+}
+
+/* A receive chunk is free again: keep it for the ring or give it back. */
+static void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	if (chan->rx_posted + chan->rx_spare >= ordma_rx_target(chan) ||
+	    chan->rx_held > ordma_rx_cap(chan) ||
+	    chunk->size < chan->rx_size) {
+		chan->rx_held--;
+		ordma_chunk_put(chunk);
+		return;
+	}
+	list_add_tail(&chunk->node, &chan->rx_ring);
+	chan->rx_spare++;
+}
+
+static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+
+	chunk->owner = chan;
+	chunk->cqe.done = ordma_rx_done;
+	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
+				      chan->rx_size, DMA_FROM_DEVICE);
+	sge.addr = chunk->dma;
+	sge.length = chan->rx_size;
+	sge.lkey = chan->odev->pd->local_dma_lkey;
+	wr.wr_cqe = &chunk->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ib_post_recv(chan->qp, &wr, NULL);
+}
+
+/* Keep the receive ring full. */
+static bool ordma_rx_refill(struct ordma_chan *chan)
+{
+	u32 target = ordma_rx_target(chan);
+	struct ordma_chunk *chunk;
+	bool progress = false;
+
+	while (chan->rx_posted < target) {
+		chunk = list_first_entry_or_null(&chan->rx_ring,
+						 struct ordma_chunk, node);
+		if (chunk) {
+			list_del(&chunk->node);
+			chan->rx_spare--;
+		} else {
+			if (chan->rx_held >= ordma_rx_cap(chan))
+				break;
+			chunk = ordma_xfer_get(chan);
+			if (!chunk)
+				break;
+			chan->rx_held++;
+			if (chunk->size < chan->rx_size) {
+				/* chunk_bytes shrank under us: unusable. */
+				chan->rx_held--;
+				ordma_chunk_put(chunk);
+				ordma_chan_fail(chan, -ENOBUFS);
+				break;
+			}
+		}
+		if (ordma_rx_post(chan, chunk)) {
+			ordma_rx_recycle(chan, chunk);
+			ordma_chan_fail(chan, -EIO);
+			break;
+		}
+		chan->rx_posted++;
+		progress = true;
+	}
+	return progress;
+}
+
+static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
+			     int status, const struct ordma_wire_hdr *req)
+{
+	struct ordma_ctrl *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ordma_chan_fail(chan, -ENOMEM);
+		return;
+	}
+	if (req)
+		c->hdr = *req;
+	c->hdr.version = ORDMA_WIRE_VERSION;
+	c->hdr.opcode = opcode;
+	c->hdr.op_id = cpu_to_le64(op_id);
+	c->hdr.status = cpu_to_le32(-status);
+	list_add_tail(&c->node, &chan->ctrl);
+}
+
+/* The peer writes into one of our windows. */
+static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
+			   u32 plen)
+{
+	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
+	u64 off = le64_to_cpu(hdr->offset), uaddr;
+	int status;
+
+	status = ordma_window_check(chan->ofile, le64_to_cpu(hdr->token), base,
+				    total, ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+	if (!status && (off < base || off - base > total ||
+			plen > total - (off - base)))
+		status = -EPROTO;
+	if (!status && copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
+				    plen))
+		status = -EREMOTEIO;
+	if (status || (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST))
+		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK,
+				 le64_to_cpu(hdr->op_id), status, NULL);
+}
+
+/* Bytes of one of our reads, or its failure. */
+static void ordma_rx_read_resp(struct ordma_chan *chan,
+			       struct ordma_wire_hdr *hdr, u32 plen)
+{
+	struct ordma_req *op = ordma_op_find(&chan->readq,
+					    le64_to_cpu(hdr->op_id));
+	u64 off = le64_to_cpu(hdr->offset);
+	u32 status = le32_to_cpu(hdr->status);
+
+	if (!op)
+		return;		/* it already failed */
+	if (status) {
+		ordma_op_complete(chan, op, -(s64)min_t(u32, status, MAX_ERRNO));
+		return;
+	}
+	if (off != op->done || plen > op->len - op->done) {
+		ordma_chan_fail(chan, -EPROTO);
+		return;
+	}
+	if (copy_to_user(u64_to_user_ptr(op->addr + off), hdr + 1, plen)) {
+		ordma_op_complete(chan, op, -EFAULT);
+		return;
+	}
+	op->done += plen;
+	if (op->done == op->len)
+		ordma_op_complete(chan, op, op->len);
+}
+
+/* Check a received message and route it; returns false to recycle now. */
+static bool ordma_rx_dispatch(struct ordma_chan *chan,
+			      struct ordma_chunk *chunk)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	struct ordma_req *op;
+	u32 plen;
+
+	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
+				   DMA_FROM_DEVICE);
+	if (chunk->len < ORDMA_HDR_LEN || hdr->version != ORDMA_WIRE_VERSION ||
+	    !hdr->opcode || hdr->opcode > ORDMA_WIRE_OPCODE_MAX)
+		goto bad;
+	plen = le32_to_cpu(hdr->payload_len);
+	if (plen != chunk->len - ORDMA_HDR_LEN)
+		goto bad;
+	atomic64_add(plen, &chan->bytes_rx);
+
+	switch (hdr->opcode) {
+	case ORDMA_WIRE_MSG:
+		if (!plen || le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+			goto bad;
+		fallthrough;
+	case ORDMA_WIRE_MSG_ABORT:
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
+	case ORDMA_WIRE_WRITE:
+		ordma_rx_write(chan, hdr, plen);
+		return false;
+	case ORDMA_WIRE_WRITE_ACK:
+		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
+		if (op && !op->inflight)
+			ordma_op_complete(chan, op, hdr->status ?
+				-(s64)min_t(u32, le32_to_cpu(hdr->status),
+					    MAX_ERRNO) : (s64)op->len);
+		else if (op)
+			op->res = hdr->status ? -EREMOTEIO : (s64)op->len;
+		return false;
+	case ORDMA_WIRE_READ_REQ:
+		if (!le64_to_cpu(hdr->total_len) ||
+		    le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+			goto bad;
+		hdr->offset = 0;	/* reused: bytes sent so far */
+		list_add_tail(&chunk->node, &chan->remote_reads);
+		return true;
+	case ORDMA_WIRE_READ_RESP:
+		ordma_rx_read_resp(chan, hdr, plen);
+		return false;
+	}
+bad:
+	ordma_chan_fail(chan, -EPROTO);
+	return false;
+}
+
+/* Match received messages with RECV operations, in order. */
+static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
+{
+	struct ordma_chunk *chunk;
+	struct ordma_wire_hdr *hdr;
+	struct ordma_req *op;
+	bool progress = false;
+	u64 total, off;
+	u32 plen;
+
+	while ((op = list_first_entry_or_null(&chan->recvq, struct ordma_req,
+					      node)) &&
+	       (chunk = list_first_entry_or_null(&chan->rx_msgs,
+						 struct ordma_chunk, node))) {
+		hdr = chunk->buf;
+		if (hdr->opcode == ORDMA_WIRE_MSG_ABORT) {
+			list_del(&chunk->node);
+			ordma_rx_recycle(chan, chunk);
+			if (op->started)
+				ordma_op_complete(chan, op, -EREMOTEIO);
+			progress = true;
+			continue;
+		}
+		total = le64_to_cpu(hdr->total_len);
+		off = le64_to_cpu(hdr->offset);
+		plen = le32_to_cpu(hdr->payload_len);
+		if (!op->started) {
+			if (off) {
+				ordma_chan_fail(chan, -EPROTO);
+				return progress;
+			}
+			if (total > op->len) {
+				/* The message stays for a larger buffer. */
+				ordma_op_complete(chan, op, -EMSGSIZE);
+				progress = true;
+				continue;
+			}
+			op->started = true;
+			op->posted = total;
+		}
+		if (off != op->done || total != op->posted ||
+		    plen > total - off) {
+			ordma_chan_fail(chan, -EPROTO);
+			return progress;
+		}
+		if (!op->res && (!mm_ok ||
+				 copy_to_user(u64_to_user_ptr(op->addr + off),
+					      hdr + 1, plen)))
+			op->res = -EFAULT;
+		op->done += plen;
+		list_del(&chunk->node);
+		ordma_rx_recycle(chan, chunk);
+		progress = true;
+		if (op->done == total)
+			ordma_op_complete(chan, op, op->res ? op->res :
+					  (s64)total);
+	}
+	return progress;
+}
+
+/* ---- sending -------------------------------------------------------------- */
+
+static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
+			 struct ordma_req *op)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	chunk->owner = op;
+	chunk->cqe.done = ordma_tx_done;
+	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
+				      chunk->len, DMA_TO_DEVICE);
+	sge.addr = chunk->dma;
+	sge.length = chunk->len;
+	sge.lkey = chan->odev->pd->local_dma_lkey;
+	wr.wr_cqe = &chunk->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(chan->qp, &wr, NULL);
+	if (ret)
+		return ret;
+	chan->tx_posted++;
+	if (op)
+		op->inflight++;
+	atomic64_add(chunk->len - ORDMA_HDR_LEN, &chan->bytes_tx);
+	return 0;
+}
+
+static u32 ordma_payload_max(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	return min(chunk->size, chan->peer_rx_size) - ORDMA_HDR_LEN;
+}
+
+static void ordma_tx_put(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	chan->tx_held--;
+	ordma_chunk_put(chunk);
+}
+
+/* Fill @chunk with the next piece of a SEND or WRITE; false if none fits. */
+static bool ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
+			     struct ordma_req *op, bool mm_ok)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	u64 n = min_t(u64, op->len - op->posted, ordma_payload_max(chan, chunk));
+	bool write = op->op == ORDMA_OP_WRITE;
+
+	memset(hdr, 0, sizeof(*hdr));
+	if (!mm_ok || copy_from_user(hdr + 1,
+				     u64_to_user_ptr(op->addr + op->posted),
+				     n)) {
+		op->res = -EFAULT;
+		if (op->posted && !write)
+			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
+					 -EFAULT, NULL);
+		op->posted = op->len;	/* nothing more goes out */
+		return false;
+	}
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = write ? ORDMA_WIRE_WRITE : ORDMA_WIRE_MSG;
+	hdr->payload_len = cpu_to_le32(n);
+	hdr->total_len = cpu_to_le64(op->len);
+	if (write) {
+		hdr->offset = cpu_to_le64(op->offset + op->posted);
+		hdr->base = cpu_to_le64(op->offset);
+		hdr->token = cpu_to_le64(op->token);
+		hdr->op_id = cpu_to_le64(op->op_id);
+	} else {
+		hdr->offset = cpu_to_le64(op->posted);
+	}
+	op->posted += n;
+	if (op->posted == op->len)
+		hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+	chunk->len = ORDMA_HDR_LEN + n;
+	return true;
+}
+
+/* Serve the head remote read into @chunk; false if nothing to send. */
+static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
+				    struct ordma_chunk *chunk, bool mm_ok)
+{
+	struct ordma_chunk *req;
+	struct ordma_wire_hdr *rh, *hdr = chunk->buf;
+	u64 total, sent, uaddr, n;
+	int status;
+
+	req = list_first_entry_or_null(&chan->remote_reads,
+				       struct ordma_chunk, node);
+	if (!req)
+		return false;
+	rh = req->buf;
+	total = le64_to_cpu(rh->total_len);
+	sent = le64_to_cpu(rh->offset);
+	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->token),
+				    le64_to_cpu(rh->base), total,
+				    ORDMA_ACCESS_REMOTE_READ, &uaddr);
+	n = min_t(u64, total - sent, ordma_payload_max(chan, chunk));
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = ORDMA_WIRE_READ_RESP;
+	hdr->op_id = rh->op_id;
+	hdr->total_len = rh->total_len;
+	hdr->offset = cpu_to_le64(sent);
+	if (!status && (!mm_ok ||
+			copy_from_user(hdr + 1,
+				       u64_to_user_ptr(uaddr +
+						       le64_to_cpu(rh->base) +
+						       sent), n)))
+		status = -EREMOTEIO;
+	if (status) {
+		hdr->status = cpu_to_le32(-status);
+		n = 0;
+		sent = total;
+	} else {
+		sent += n;
+	}
+	hdr->payload_len = cpu_to_le32(n);
+	chunk->len = ORDMA_HDR_LEN + n;
+	rh->offset = cpu_to_le64(sent);
+	if (sent == total) {
+		list_del(&req->node);
+		ordma_rx_recycle(chan, req);
+	}
+	return true;
+}
+
+/* The next SEND or WRITE with bytes left to put on the wire. */
+static struct ordma_req *ordma_tx_next_op(struct ordma_chan *chan)
+{
+	struct ordma_req *op;
+
+	list_for_each_entry(op, &chan->sendq, node)
+		if (op->posted < op->len)
+			return op;
+	list_for_each_entry(op, &chan->writeq, node)
+		if (op->posted < op->len)
+			return op;
+	return NULL;
+}
+
+static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
+{
+	struct ordma_chunk *chunk;
+	struct ordma_ctrl *c;
+	struct ordma_req *op;
+	bool progress = false, filled;
+
+	while (chan->tx_posted < ORDMA_TX_DEPTH) {
+		c = list_first_entry_or_null(&chan->ctrl, struct ordma_ctrl,
+					     node);
+		op = c ? NULL : ordma_tx_next_op(chan);
+		if (!c && !op && list_empty(&chan->remote_reads))
+			break;
+		if (chan->tx_held >= ordma_tx_cap(chan))
+			break;
+		chunk = ordma_xfer_get(chan);
+		if (!chunk)
+			break;
+		chan->tx_held++;
+
+		if (c) {
+			memcpy(chunk->buf, &c->hdr, sizeof(c->hdr));
+			chunk->len = ORDMA_HDR_LEN;
+			list_del(&c->node);
+			kfree(c);
+			filled = true;
+		} else if (!list_empty(&chan->remote_reads)) {
+			filled = ordma_tx_fill_read_resp(chan, chunk, mm_ok);
+			op = NULL;
+		} else {
+			filled = ordma_tx_fill_op(chan, chunk, op, mm_ok);
+			if (!filled && !op->inflight)
+				ordma_op_complete(chan, op, op->res);
+		}
+		progress = true;
+		if (!filled) {
+			ordma_tx_put(chan, chunk);
+			continue;
+		}
+		if (ordma_tx_post(chan, chunk, op)) {
+			ordma_tx_put(chan, chunk);
+			ordma_chan_fail(chan, -EIO);
+			break;
+		}
+	}
+	return progress;
+}
+
+/* A send of ours completed: the peer's HCA has the bytes. */
+static void ordma_tx_complete(struct ordma_chan *chan,
+			      struct ordma_chunk *chunk)
+{
+	struct ordma_req *op = chunk->owner;
+
+	chan->tx_posted--;
+	if (chunk->status != IB_WC_SUCCESS && chunk->status != IB_WC_WR_FLUSH_ERR)
+		ordma_chan_fail(chan, -EIO);
+	ordma_tx_put(chan, chunk);
+	if (!op)
+		return;
+	op->inflight--;
+	if (op->inflight || op->posted < op->len)
+		return;
+	if (op->op == ORDMA_OP_SEND || op->res)
+		ordma_op_complete(chan, op, op->res ? op->res : (s64)op->len);
+	/* A successful WRITE completes when the peer acknowledges it. */
+}
+
+/* ---- the worker ----------------------------------------------------------- */
+
+static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done,
+			    bool dead)
+{
+	struct ordma_chunk *chunk, *tmp;
+
+	list_for_each_entry_safe(chunk, tmp, done, node) {
+		list_del(&chunk->node);
+		if (chunk->cqe.done == ordma_tx_done) {
+			ordma_tx_complete(chan, chunk);
+			continue;
+		}
+		chan->rx_posted--;
+		if (dead || chunk->status != IB_WC_SUCCESS) {
+			if (chunk->status != IB_WC_WR_FLUSH_ERR &&
+			    chunk->status != IB_WC_SUCCESS)
+				ordma_chan_fail(chan, -EIO);
+			ordma_rx_recycle(chan, chunk);
+			continue;
+		}
+		if (!ordma_rx_dispatch(chan, chunk))
+			ordma_rx_recycle(chan, chunk);
+	}
+}
+
+static void ordma_queue_read_req(struct ordma_chan *chan,
+				 struct ordma_req *op)
+{
+	struct ordma_wire_hdr req = {};
+
+	req.token = cpu_to_le64(op->token);
+	req.base = cpu_to_le64(op->offset);
+	req.total_len = cpu_to_le64(op->len);
+	ordma_ctrl_queue(chan, ORDMA_WIRE_READ_REQ, op->op_id, 0, &req);
+}
+
+static void ordma_xfer_take_submitted(struct ordma_chan *chan,
+				      struct list_head *sub)
+{
+	struct ordma_req *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, sub, node) {
+		list_del(&op->node);
+		switch (op->op) {
+		case ORDMA_OP_SEND:
+			list_add_tail(&op->node, &chan->sendq);
+			break;
+		case ORDMA_OP_RECV:
+			list_add_tail(&op->node, &chan->recvq);
+			break;
+		case ORDMA_OP_WRITE:
+			op->op_id = chan->next_op_id++;
+			list_add_tail(&op->node, &chan->writeq);
+			break;
+		case ORDMA_OP_READ:
+			op->op_id = chan->next_op_id++;
+			list_add_tail(&op->node, &chan->readq);
+			ordma_queue_read_req(chan, op);
+			break;
+		}
+	}
+}
+
+static void ordma_fail_queue(struct ordma_chan *chan, struct list_head *q,
+			     int err)
+{
+	struct ordma_req *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, q, node) {
+		if (op->inflight) {
+			/* Completes when its last chunk comes back. */
+			op->posted = op->len;
+			if (!op->res)
+				op->res = err;
+			continue;
+		}
+		ordma_op_complete(chan, op, op->res ? op->res : err);
+	}
+}
+
+static void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
+{
+	struct ordma_chunk *chunk, *tmp;
+
+	list_for_each_entry_safe(chunk, tmp, q, node) {
+		list_del(&chunk->node);
+		chan->rx_held--;
+		ordma_chunk_put(chunk);
+	}
+}
+
+/**
+ * ordma_xfer_flush() - fail everything queued on a dead channel
+ * @chan: the channel, dead; called by its worker or, once the worker is
+ *	stopped, by ordma_chan_close()
+ * @err: negative errno for the operations
+ *
+ * Posted work requests keep their chunks until they complete (flushed);
+ * operations that still have chunks posted complete then.
+ */
+void ordma_xfer_flush(struct ordma_chan *chan, int err)
+{
+	struct ordma_ctrl *c, *ctmp;
+	struct ordma_req *op, *tmp;
+	LIST_HEAD(done);
+	LIST_HEAD(sub);
+
+	spin_lock_irq(&chan->lock);
+	list_splice_init(&chan->done, &done);
+	list_splice_init(&chan->submitted, &sub);
+	spin_unlock_irq(&chan->lock);
+	if (!err)
+		err = -ENOTCONN;
+
+	ordma_xfer_reap(chan, &done, true);
+	list_for_each_entry_safe(op, tmp, &sub, node) {
+		list_del(&op->node);
+		list_add_tail(&op->node, &chan->sendq);
+	}
+	ordma_fail_queue(chan, &chan->sendq, err);
+	ordma_fail_queue(chan, &chan->recvq, err);
+	ordma_fail_queue(chan, &chan->writeq, err);
+	ordma_fail_queue(chan, &chan->readq, err);
+	ordma_free_chunks(chan, &chan->rx_msgs);
+	ordma_free_chunks(chan, &chan->remote_reads);
+	ordma_free_chunks(chan, &chan->rx_ring);
+	chan->rx_spare = 0;
+	list_for_each_entry_safe(c, ctmp, &chan->ctrl, node) {
+		list_del(&c->node);
+		kfree(c);
+	}
+}
+
+/* One pass over everything; true if anything moved. */
+static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
+{
+	enum ordma_chan_phase phase;
+	bool progress;
+	LIST_HEAD(done);
+	LIST_HEAD(sub);
+	int err;
+
+	spin_lock_irq(&chan->lock);
+	list_splice_init(&chan->done, &done);
+	list_splice_init(&chan->submitted, &sub);
+	spin_unlock_irq(&chan->lock);
+	progress = !list_empty(&done) || !list_empty(&sub);
+
+	ordma_xfer_reap(chan, &done, false);
+	ordma_xfer_take_submitted(chan, &sub);
+
+	spin_lock_irq(&chan->lock);
+	phase = chan->phase;
+	err = chan->err;
+	spin_unlock_irq(&chan->lock);
+
+	if (phase == ORDMA_PHASE_DEAD) {
+		ordma_xfer_flush(chan, err);
+		return false;
+	}
+	if (!chan->qp)
+		return false;
+	progress |= ordma_rx_refill(chan);
+	if (phase != ORDMA_PHASE_ESTABLISHED)
+		return progress;
+	progress |= ordma_recv_progress(chan, mm_ok);
+	progress |= ordma_tx_progress(chan, mm_ok);
+	return progress;
+}
+
+void ordma_chan_work(struct work_struct *work)
+{
+	struct ordma_chan *chan = container_of(work, struct ordma_chan, work);
+	struct mm_struct *mm = chan->ofile->mm;
+	bool mm_ok = mmget_not_zero(mm);
+
+	if (mm_ok)
+		kthread_use_mm(mm);
+	while (ordma_xfer_step(chan, mm_ok))
+		cond_resched();
+	if (mm_ok) {
+		kthread_unuse_mm(mm);
+		mmput(mm);
+	}
+}
+
+/**
+ * ordma_chan_submit() - queue an operation on a channel
+ * @chan: the channel
+ * @op: the operation, validated by the caller; the channel owns it after
+ * @nonblock: fail with -EAGAIN when the pool or the channel's quota is full
+ *
+ * Return: 0, or a negative errno and @op is still the caller's.
+ */
+int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
+		      bool nonblock)
+{
+	struct ordma_pool *pool;
+	unsigned long flags;
+	bool empty;
+	int ret = 0;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	if (chan->phase == ORDMA_PHASE_DEAD)
+		ret = chan->err ? chan->err : -ENOTCONN;
+	else if (chan->phase != ORDMA_PHASE_ESTABLISHED)
+		ret = -ENOTCONN;
+	spin_unlock_irqrestore(&chan->lock, flags);
+	if (ret)
+		return ret;
+
+	if (nonblock && op->op != ORDMA_OP_RECV) {
+		pool = &chan->odev->pool;
+		spin_lock_irqsave(&pool->lock, flags);
+		empty = !pool->chunks_free ||
+			(u32)atomic_read(&chan->held) >= pool->quota;
+		spin_unlock_irqrestore(&pool->lock, flags);
+		if (empty)
+			return -EAGAIN;
+	}
+
+	spin_lock_irqsave(&chan->lock, flags);
+	if (chan->phase == ORDMA_PHASE_DEAD) {
+		ret = chan->err ? chan->err : -ENOTCONN;
+	} else {
+		atomic64_inc(&chan->inflight);
+		list_add_tail(&op->node, &chan->submitted);
+	}
+	spin_unlock_irqrestore(&chan->lock, flags);
+	if (!ret)
+		ordma_chan_kick(chan);
+	return ret;
+}
