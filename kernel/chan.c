@@ -515,8 +515,9 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 	if (ret)
 		goto err_close;
 
+	left = msecs_to_jiffies(timeout_ms);
 	left = wait_for_completion_interruptible_timeout(&chan->connected,
-						msecs_to_jiffies(timeout_ms));
+							 left);
 	if (left == 0)
 		ret = -ETIMEDOUT;
 	else if (left < 0)

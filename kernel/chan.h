@@ -77,9 +77,9 @@ struct ordma_chan {
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	struct work_struct work;
-	struct mutex teardown;
+	struct mutex teardown;		/* serialises ordma_chan_close() */
 
-	spinlock_t lock;
+	spinlock_t lock;		/* see the top of chan.c */
 	enum ordma_chan_phase phase;	/* lock */
 	bool closing;			/* lock */
 	int err;			/* lock */
@@ -137,7 +137,7 @@ struct ordma_listener {
 	struct kref kref;
 	struct ordma_file *ofile;
 	struct rdma_cm_id *cm_id;
-	spinlock_t lock;
+	spinlock_t lock;		/* pending, dead */
 	struct list_head pending;	/* lock */
 	bool dead;			/* lock */
 	wait_queue_head_t wait;

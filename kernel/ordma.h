@@ -109,7 +109,7 @@ struct ordma_dev {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	struct ordma_pool pool;
-	struct mutex chans_lock;
+	struct mutex chans_lock;	/* chans, dying */
 	struct list_head chans;		/* chans_lock */
 	bool dying;			/* chans_lock */
 	struct device *cdev;
@@ -138,7 +138,7 @@ struct ordma_file {
 	struct mm_struct *mm;
 	struct xarray objs;
 	struct xarray windows;
-	spinlock_t cq_lock;
+	spinlock_t cq_lock;		/* cq, cq_len */
 	struct list_head cq;		/* cq_lock */
 	u32 cq_len;			/* cq_lock */
 	wait_queue_head_t cq_wait;

@@ -405,9 +405,9 @@ static int ordma_ioc_wait(struct ordma_file *ofile, void *arg)
 	if (!(cmd->flags & ORDMA_F_NONBLOCK)) {
 		timeout = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
 			  msecs_to_jiffies(cmd->timeout_ms);
-		left = wait_event_interruptible_timeout(ofile->cq_wait,
-					READ_ONCE(ofile->cq_len) >= want,
-					timeout);
+		left = wait_event_interruptible_timeout
+			(ofile->cq_wait, READ_ONCE(ofile->cq_len) >= want,
+			 timeout);
 		if (left < 0)
 			return -EINTR;
 	}
@@ -454,23 +454,34 @@ struct ordma_ioc_op {
 	int (*execute)(struct ordma_file *ofile, void *arg);
 };
 
-#define ORDMA_IOC(_cmd, _fn, _struct, _last)				\
+#define ORDMA_IOC(_cmd, _fn, _size, _min_size)				\
 	[_IOC_NR(ORDMA_IOC_##_cmd) - ORDMA_CMD_BASE] = {		\
-		.size = sizeof(struct _struct),				\
-		.min_size = offsetofend(struct _struct, _last),		\
+		.size = _size,						\
+		.min_size = _min_size,					\
 		.execute = _fn,						\
 	}
 
+/* Each entry: the struct's size and the end of its first version. */
 static const struct ordma_ioc_op ordma_ioc_ops[] = {
-	ORDMA_IOC(LISTEN, ordma_ioc_listen, ordma_listen, out_id),
-	ORDMA_IOC(ACCEPT, ordma_ioc_accept, ordma_accept, out_peer),
-	ORDMA_IOC(CONNECT, ordma_ioc_connect, ordma_connect, out_chan_id),
-	ORDMA_IOC(CLOSE, ordma_ioc_close, ordma_close, __reserved),
-	ORDMA_IOC(SUBMIT, ordma_ioc_submit, ordma_submit, offset),
-	ORDMA_IOC(EXPOSE, ordma_ioc_expose, ordma_expose, out_token),
-	ORDMA_IOC(UNEXPOSE, ordma_ioc_unexpose, ordma_unexpose, token),
-	ORDMA_IOC(WAIT, ordma_ioc_wait, ordma_wait, out_count),
-	ORDMA_IOC(CHAN_INFO, ordma_ioc_chan_info, ordma_chan_info, __reserved),
+	ORDMA_IOC(LISTEN, ordma_ioc_listen, sizeof(struct ordma_listen),
+		  offsetofend(struct ordma_listen, out_id)),
+	ORDMA_IOC(ACCEPT, ordma_ioc_accept, sizeof(struct ordma_accept),
+		  offsetofend(struct ordma_accept, out_peer)),
+	ORDMA_IOC(CONNECT, ordma_ioc_connect, sizeof(struct ordma_connect),
+		  offsetofend(struct ordma_connect, out_chan_id)),
+	ORDMA_IOC(CLOSE, ordma_ioc_close, sizeof(struct ordma_close),
+		  offsetofend(struct ordma_close, __reserved)),
+	ORDMA_IOC(SUBMIT, ordma_ioc_submit, sizeof(struct ordma_submit),
+		  offsetofend(struct ordma_submit, offset)),
+	ORDMA_IOC(EXPOSE, ordma_ioc_expose, sizeof(struct ordma_expose),
+		  offsetofend(struct ordma_expose, out_token)),
+	ORDMA_IOC(UNEXPOSE, ordma_ioc_unexpose, sizeof(struct ordma_unexpose),
+		  offsetofend(struct ordma_unexpose, token)),
+	ORDMA_IOC(WAIT, ordma_ioc_wait, sizeof(struct ordma_wait),
+		  offsetofend(struct ordma_wait, out_count)),
+	ORDMA_IOC(CHAN_INFO, ordma_ioc_chan_info,
+		  sizeof(struct ordma_chan_info),
+		  offsetofend(struct ordma_chan_info, __reserved)),
 };
 
 static long ordma_fops_ioctl(struct file *filp, unsigned int cmd,

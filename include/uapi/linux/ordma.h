@@ -40,6 +40,8 @@
  *   connection to accept, no pool chunk free for this channel, no completion).
  * - ENOMEM: out of kernel memory, or pinned pages would pass RLIMIT_MEMLOCK.
  * - EINTR: a blocking call was interrupted by a signal.
+ * - EPERM: SUBMIT or EXPOSE from a process other than the one that opened
+ *   the file (after fork(), the child must open /dev/ordma itself).
  *
  * Completions (struct ordma_cqe, read with ORDMA_IOC_WAIT) carry the bytes
  * done, or a negative errno: EMSGSIZE (the message is longer than the receive
@@ -106,6 +108,7 @@ struct ordma_listen {
 	__u32 backlog;
 	__u32 out_id;
 };
+
 #define ORDMA_IOC_LISTEN	_IO(ORDMA_TYPE, ORDMA_CMD_LISTEN)
 
 /**
@@ -123,6 +126,7 @@ struct ordma_accept {
 	__u32 out_chan_id;
 	struct ordma_addr out_peer;
 };
+
 #define ORDMA_IOC_ACCEPT	_IO(ORDMA_TYPE, ORDMA_CMD_ACCEPT)
 
 /**
@@ -144,6 +148,7 @@ struct ordma_connect {
 	__u32 timeout_ms;
 	__u32 out_chan_id;
 };
+
 #define ORDMA_IOC_CONNECT	_IO(ORDMA_TYPE, ORDMA_CMD_CONNECT)
 
 /**
@@ -162,6 +167,7 @@ struct ordma_close {
 	__u32 id;
 	__u32 __reserved;
 };
+
 #define ORDMA_IOC_CLOSE		_IO(ORDMA_TYPE, ORDMA_CMD_CLOSE)
 
 /* Operations (struct ordma_submit.op, struct ordma_cqe.op). */
@@ -201,6 +207,7 @@ struct ordma_submit {
 	__aligned_u64 token;
 	__aligned_u64 offset;
 };
+
 #define ORDMA_IOC_SUBMIT	_IO(ORDMA_TYPE, ORDMA_CMD_SUBMIT)
 
 /* Access a window grants its peers (struct ordma_expose.access). */
@@ -227,6 +234,7 @@ struct ordma_expose {
 	__u32 __reserved;
 	__aligned_u64 out_token;
 };
+
 #define ORDMA_IOC_EXPOSE	_IO(ORDMA_TYPE, ORDMA_CMD_EXPOSE)
 
 /**
@@ -242,6 +250,7 @@ struct ordma_unexpose {
 	__u32 flags;
 	__aligned_u64 token;
 };
+
 #define ORDMA_IOC_UNEXPOSE	_IO(ORDMA_TYPE, ORDMA_CMD_UNEXPOSE)
 
 /**
@@ -265,9 +274,9 @@ struct ordma_cqe {
  * @cqes: user array of @max struct ordma_cqe
  * @max: capacity of @cqes, at least 1
  * @min: wait until at least this many are available (0 or 1: any)
- * @timeout_ms: give up waiting after this long; -1 waits forever.
- *	ETIMEDOUT if fewer than @min were reaped (those are still returned
- *	in @out_count when it is not 0)
+ * @timeout_ms: give up waiting after this long; -1 waits forever. When
+ *	it runs out, whatever completions are waiting (fewer than @min) are
+ *	returned; ETIMEDOUT if there are none
  * @out_count: completions written to @cqes
  *
  * poll() on the file reports EPOLLIN while completions are waiting.
@@ -281,6 +290,7 @@ struct ordma_wait {
 	__s32 timeout_ms;
 	__u32 out_count;
 };
+
 #define ORDMA_IOC_WAIT		_IO(ORDMA_TYPE, ORDMA_CMD_WAIT)
 
 /* Channel states (struct ordma_chan_info.out_state). */
@@ -324,6 +334,7 @@ struct ordma_chan_info {
 	__u32 out_rx_size;
 	__u32 __reserved;
 };
+
 #define ORDMA_IOC_CHAN_INFO	_IO(ORDMA_TYPE, ORDMA_CMD_CHAN_INFO)
 
 #endif /* _UAPI_LINUX_ORDMA_H */
