@@ -24,7 +24,12 @@ HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
 .PHONY: all modules selftests deps lint check demo clean kbuild-all
 
-all: modules selftests
+TOOLS := tools/ordma-bench
+
+all: modules selftests $(TOOLS)
+
+tools/%: tools/%.c include/uapi/linux/ordma.h
+	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
 
 modules:
 	@[ -d "$(KDIR)" ] || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
@@ -76,4 +81,4 @@ demo:
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f $(GUEST_TESTS) $(HOST_TESTS)
+	rm -f $(GUEST_TESTS) $(HOST_TESTS) $(TOOLS)
