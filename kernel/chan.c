@@ -168,6 +168,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 		return -ENODEV;
 	}
 	list_add_tail(&chan->dev_node, &odev->chans);
+	atomic_inc(&odev->nchans);
 	mutex_unlock(&odev->chans_lock);
 	chan->odev = odev;
 
@@ -379,7 +380,10 @@ err_chan:
 	chan->cq = NULL;
 	if (chan->odev) {
 		mutex_lock(&chan->odev->chans_lock);
-		list_del_init(&chan->dev_node);
+		if (!list_empty(&chan->dev_node)) {
+			list_del_init(&chan->dev_node);
+			atomic_dec(&chan->odev->nchans);
+		}
 		mutex_unlock(&chan->odev->chans_lock);
 		ordma_dev_put(chan->odev);
 		chan->odev = NULL;
@@ -464,7 +468,10 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	if (odev) {
 		ordma_pool_cancel_wait(&odev->pool, &chan->pool_waiter);
 		mutex_lock(&odev->chans_lock);
-		list_del_init(&chan->dev_node);
+		if (!list_empty(&chan->dev_node)) {
+			list_del_init(&chan->dev_node);
+			atomic_dec(&chan->odev->nchans);
+		}
 		mutex_unlock(&odev->chans_lock);
 		chan->odev = NULL;
 		ordma_dev_put(odev);
@@ -723,7 +730,10 @@ void ordma_dev_kill_chans(struct ordma_dev *odev)
 		chan = list_first_entry_or_null(&odev->chans,
 						struct ordma_chan, dev_node);
 		if (chan) {
-			list_del_init(&chan->dev_node);
+			if (!list_empty(&chan->dev_node)) {
+				list_del_init(&chan->dev_node);
+				atomic_dec(&chan->odev->nchans);
+			}
 			ordma_chan_get(chan);
 		}
 		mutex_unlock(&odev->chans_lock);

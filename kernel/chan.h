@@ -55,6 +55,7 @@ enum ordma_chan_phase {
  * @tx_posted: sends posted (worker)
  * @rx_ring: receive chunks taken off the ring and reusable (worker)
  * @rx_spare: chunks on @rx_ring (worker)
+ * @qp_flushed: the worker moved the QP to the error state (worker)
  * @sendq: SEND operations in order (worker)
  * @recvq: RECV operations in order (worker)
  * @writeq: WRITE operations not yet acknowledged (worker)
@@ -102,6 +103,7 @@ struct ordma_chan {
 	u32 tx_posted;
 	struct list_head rx_ring;
 	u32 rx_spare;
+	bool qp_flushed;
 	struct list_head sendq;
 	struct list_head recvq;
 	struct list_head writeq;

@@ -104,6 +104,7 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
  * @chans_lock: protects @chans
  * @chans: every channel on this device (struct ordma_chan)
  * @dying: the device is being removed; no channel may join @chans
+ * @nchans: channels on @chans, for their fair share of the pool
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
@@ -112,6 +113,7 @@ struct ordma_dev {
 	struct mutex chans_lock;	/* chans, dying */
 	struct list_head chans;		/* chans_lock */
 	bool dying;			/* chans_lock */
+	atomic_t nchans;
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;

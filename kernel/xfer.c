@@ -152,9 +152,19 @@ static struct ordma_req *ordma_op_find(struct list_head *q, u64 op_id)
 
 /* ---- receiving ------------------------------------------------------------ */
 
+/*
+ * Receive buffers to keep posted: a fair share of the pool among the
+ * channels on the device (a quarter of the pool for receiving), between 1
+ * and ORDMA_RX_DEPTH. Idle rings above the share shrink as messages come.
+ */
 static u32 ordma_rx_target(struct ordma_chan *chan)
 {
-	return min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan));
+	struct ordma_pool *pool = &chan->odev->pool;
+	u32 ends = max(1, atomic_read(&chan->odev->nchans));
+	u32 share = READ_ONCE(pool->target_chunks) / (4 * ends);
+
+	return clamp_t(u32, share, 1,
+		       min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan)));
 }
 
 /* A receive chunk is free again: keep it for the ring or give it back. */
@@ -780,6 +790,13 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_unlock_irq(&chan->lock);
 
 	if (phase == ORDMA_PHASE_DEAD) {
+		/* Flush what is posted: the peer will not answer any more. */
+		if (chan->qp && !chan->qp_flushed) {
+			struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+			chan->qp_flushed = true;
+			ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
+		}
 		ordma_xfer_flush(chan, err);
 		return false;
 	}
