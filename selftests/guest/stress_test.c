@@ -164,6 +164,7 @@ TEST_F_TIMEOUT(stress, pool_smaller_than_demand, 240)
 {
 	struct bulk mine = { 8, 16 * MiB, 1, 0, 3000, 0 };
 	struct bulk peer = { 8, 16 * MiB, 0, 1, 0, 3000 };
+
 	if (!getenv("ORDMA_TEST_KNOWN_BUGS"))
 		SKIP(return, "known bug: messages on several channels of one file stall; ORDMA_TEST_KNOWN_BUGS=1 runs it");
 
