@@ -149,6 +149,28 @@ static void ordma_qp_event(struct ib_event *event, void *context)
 	}
 }
 
+static int ordma_chan_reserve_rx(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+	struct ordma_chunk *chunk;
+	bool room;
+
+	chunk = ordma_chunk_get(pool, &chan->held);
+	if (!chunk)
+		return -ENOBUFS;
+	spin_lock_irq(&pool->lock);
+	room = pool->chunks_free > 0;
+	spin_unlock_irq(&pool->lock);
+	if (!room || chunk->size < chan->rx_size) {
+		ordma_chunk_put(chunk);
+		return -ENOBUFS;
+	}
+	chan->rx_held = 1;
+	chan->rx_spare = 1;
+	list_add_tail(&chunk->node, &chan->rx_ring);
+	return 0;
+}
+
 /* Build CQ and QP on the device the CM id is bound to. */
 static int ordma_chan_setup_qp(struct ordma_chan *chan,
 			       struct rdma_cm_id *cm_id)
@@ -175,6 +197,15 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	spin_lock_irq(&odev->pool.lock);
 	chan->rx_size = odev->pool.chunk_bytes;
 	spin_unlock_irq(&odev->pool.lock);
+
+	/*
+	 * Reserve the first receive buffer now, and leave one chunk for
+	 * sending, so every channel can make progress; a pool too small for
+	 * one more channel refuses it.
+	 */
+	ret = ordma_chan_reserve_rx(chan);
+	if (ret)
+		return ret;
 
 	chan->cq = ib_alloc_cq(cm_id->device, chan,
 			       ORDMA_RX_DEPTH + ORDMA_TX_DEPTH + 1,
@@ -372,6 +403,7 @@ err_chan:
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;
+	ordma_xfer_flush(chan, ret);
 	if (chan->qp)
 		rdma_destroy_qp(cm_id);
 	chan->qp = NULL;

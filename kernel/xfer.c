@@ -167,12 +167,31 @@ static u32 ordma_rx_target(struct ordma_chan *chan)
 		       min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan)));
 }
 
-/* A receive chunk is free again: keep it for the ring or give it back. */
+/*
+ * Receive rings grow past their first buffer only while half of the
+ * pool is free, so idle rings cannot take what senders need. A heuristic:
+ * the counters are read without the pool lock.
+ */
+static bool ordma_pool_plenty(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+
+	return READ_ONCE(pool->chunks_free) > READ_ONCE(pool->chunks_total) / 2;
+}
+
+/*
+ * A receive chunk is free again: keep it for the ring or give it back. The
+ * channel always keeps one (reserved when it was set up), so it can always
+ * receive.
+ */
 static void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 {
-	if (chan->rx_posted + chan->rx_spare >= ordma_rx_target(chan) ||
-	    chan->rx_held > ordma_rx_cap(chan) ||
-	    chunk->size < chan->rx_size) {
+	u32 ring = chan->rx_posted + chan->rx_spare;
+
+	if (chunk->size < chan->rx_size ||
+	    (ring && (ring >= ordma_rx_target(chan) ||
+		      chan->rx_held > ordma_rx_cap(chan) ||
+		      !ordma_pool_plenty(chan)))) {
 		chan->rx_held--;
 		ordma_chunk_put(chunk);
 		return;
@@ -214,6 +233,8 @@ static bool ordma_rx_refill(struct ordma_chan *chan)
 			chan->rx_spare--;
 		} else {
 			if (chan->rx_held >= ordma_rx_cap(chan))
+				break;
+			if (chan->rx_posted && !ordma_pool_plenty(chan))
 				break;
 			chunk = ordma_xfer_get(chan);
 			if (!chunk)

@@ -149,26 +149,20 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 	struct bulk mine = { 64, 1 * MiB, 1, 1, 1000, 2000 };
 	struct bulk peer = { 64, 1 * MiB, 1, 1, 2000, 1000 };
 
-	if (!getenv("ORDMA_TEST_KNOWN_BUGS"))
-		SKIP(return, "known bug: messages on several channels of one file stall; ORDMA_TEST_KNOWN_BUGS=1 runs it");
-
 	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 64,
 			       peer_bulk, &peer));
 	ASSERT_EQ(0, run_bulk(self->p.fd, self->p.chan, &mine));
 	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
 }
 
-/* -- a pool of 16 chunks for 8 x 16 MiB ---------------------------------------- */
+/* -- a pool of 32 chunks (2 per channel end) for 8 x 16 MiB -------------------- */
 
 TEST_F_TIMEOUT(stress, pool_smaller_than_demand, 240)
 {
 	struct bulk mine = { 8, 16 * MiB, 1, 0, 3000, 0 };
 	struct bulk peer = { 8, 16 * MiB, 0, 1, 0, 3000 };
 
-	if (!getenv("ORDMA_TEST_KNOWN_BUGS"))
-		SKIP(return, "known bug: messages on several channels of one file stall; ORDMA_TEST_KNOWN_BUGS=1 runs it");
-
-	set_knob(_metadata, "pool_bytes", 1 * MiB, &self->pool_bytes,
+	set_knob(_metadata, "pool_bytes", 2 * MiB, &self->pool_bytes,
 		 &self->saved_pool);
 	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 8,
 			       peer_bulk, &peer));

@@ -137,8 +137,10 @@ struct ordma_accept {
  * @timeout_ms: give up after this long (0: 5000 ms)
  * @out_chan_id: id of the new channel in this file
  *
- * Errors: ECONNREFUSED (nobody listens there, or the peer rejected the
- * protocol version), ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no
+ * Errors: ECONNREFUSED (nobody listens there, the peer rejected the
+ * protocol version, or its pool has no room for one more channel), ENOBUFS
+ * (our pool has no room: every channel keeps one receive buffer and leaves
+ * one chunk for sending), ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no
  * RDMA device for the address), and the general ones.
  */
 struct ordma_connect {
