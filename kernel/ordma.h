@@ -105,6 +105,10 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
  * @chans: every channel on this device (struct ordma_chan)
  * @dying: the device is being removed; no channel may join @chans
  * @nchans: channels on @chans, for their fair share of the pool
+ * @bytes_tx: payload bytes sent by every channel, ever
+ * @bytes_rx: payload bytes received by every channel, ever
+ * @ops: operations completed
+ * @errors: operations completed with an error
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
@@ -114,6 +118,10 @@ struct ordma_dev {
 	struct list_head chans;		/* chans_lock */
 	bool dying;			/* chans_lock */
 	atomic_t nchans;
+	atomic64_t bytes_tx;
+	atomic64_t bytes_rx;
+	atomic64_t ops;
+	atomic64_t errors;
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;

@@ -86,6 +86,41 @@ static ssize_t chan_quota_chunks_store(struct device *dev,
 	return ret ? ret : count;
 }
 
+static struct ordma_dev *to_ordma_dev(struct device *dev)
+{
+	return dev_get_drvdata(dev);
+}
+
+/* Counters of the device: totals over its channels. */
+#define ORDMA_DEV_SHOW(_name, _expr)					\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct ordma_dev *odev = to_ordma_dev(dev);			\
+									\
+	return sysfs_emit(buf, "%llu\n", (u64)(_expr));		\
+}									\
+static DEVICE_ATTR_RO(_name)
+
+ORDMA_DEV_SHOW(bytes_tx, atomic64_read(&odev->bytes_tx));
+ORDMA_DEV_SHOW(bytes_rx, atomic64_read(&odev->bytes_rx));
+ORDMA_DEV_SHOW(ops, atomic64_read(&odev->ops));
+ORDMA_DEV_SHOW(errors, atomic64_read(&odev->errors));
+ORDMA_DEV_SHOW(channels, atomic_read(&odev->nchans));
+/* The copy path pins and registers nothing; the overlap engine will. */
+static ssize_t ordma_zero_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static struct device_attribute dev_attr_pages_pinned =
+	__ATTR(pages_pinned, 0444, ordma_zero_show, NULL);
+static struct device_attribute dev_attr_mrs_live =
+	__ATTR(mrs_live, 0444, ordma_zero_show, NULL);
+ORDMA_POOL_SHOW(chunks_held, pool->chunks_total - pool->chunks_free)
+static DEVICE_ATTR_RO(chunks_held);
+
 /* Writable settings are 0644: only root changes them. */
 static DEVICE_ATTR_RW(pool_bytes);
 static DEVICE_ATTR_RW(chunk_bytes);
@@ -104,6 +139,14 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_chunks_free.attr,
 	&dev_attr_high_water.attr,
 	&dev_attr_alloc_waits.attr,
+	&dev_attr_chunks_held.attr,
+	&dev_attr_bytes_tx.attr,
+	&dev_attr_bytes_rx.attr,
+	&dev_attr_ops.attr,
+	&dev_attr_errors.attr,
+	&dev_attr_channels.attr,
+	&dev_attr_pages_pinned.attr,
+	&dev_attr_mrs_live.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(ordma_dev);

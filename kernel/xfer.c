@@ -134,8 +134,11 @@ static void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 {
 	list_del_init(&op->node);
 	atomic64_inc(&chan->ops);
-	if (res < 0)
+	atomic64_inc(&chan->odev->ops);
+	if (res < 0) {
 		atomic64_inc(&chan->errors);
+		atomic64_inc(&chan->odev->errors);
+	}
 	atomic64_dec(&chan->inflight);
 	ordma_file_complete(chan->ofile, op, res);
 }
@@ -344,6 +347,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	if (plen != chunk->len - ORDMA_HDR_LEN)
 		goto bad;
 	atomic64_add(plen, &chan->bytes_rx);
+	atomic64_add(plen, &chan->odev->bytes_rx);
 
 	switch (hdr->opcode) {
 	case ORDMA_WIRE_MSG:
@@ -469,6 +473,7 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	if (op)
 		op->inflight++;
 	atomic64_add(chunk->len - ORDMA_HDR_LEN, &chan->bytes_tx);
+	atomic64_add(chunk->len - ORDMA_HDR_LEN, &chan->odev->bytes_tx);
 	return 0;
 }
 

@@ -7,6 +7,8 @@
  * and pool chunk comes back). Every byte that arrives is checked.
  */
 #define ORDMA_GUEST_TEST
+#include <signal.h>
+#include <sys/wait.h>
 #include "ordma_test.h"
 #include "ordma_chan.h"
 #include "kselftest_harness.h"
@@ -153,6 +155,49 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 			       peer_bulk, &peer));
 	ASSERT_EQ(0, run_bulk(self->p.fd, self->p.chan, &mine));
 	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
+}
+
+/* -- the pool is resized again and again while 4 x 16 MiB move ------------- */
+
+TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
+{
+	static const unsigned long long sizes[] = { 2 * MiB, 32 * MiB, 4 * MiB,
+						    64 * MiB, 3 * MiB };
+	struct bulk mine = { 4, 16 * MiB, 1, 1, 5000, 6000 };
+	struct bulk peer = { 4, 16 * MiB, 1, 1, 6000, 5000 };
+	unsigned long long tx0, tx1, ops0, ops1, old;
+	int st, saved;
+	pid_t resizer;
+
+	ASSERT_EQ(0, sysfs_get("bytes_tx", &tx0));
+	ASSERT_EQ(0, sysfs_get("ops", &ops0));
+	ASSERT_EQ(0, sysfs_get("pool_bytes", &old));
+	self->pool_bytes = old;
+	self->saved_pool = 1;
+	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 4,
+			       peer_bulk, &peer));
+	resizer = fork();
+	ASSERT_LE(0, resizer);
+	if (!resizer) {
+		for (unsigned int i = 0;; i++) {
+			if (sysfs_set("pool_bytes", sizes[i % 5]))
+				_exit(1);
+			chan_sleep_ms(20);
+		}
+	}
+	saved = run_bulk(self->p.fd, self->p.chan, &mine);
+	kill(resizer, SIGKILL);
+	ASSERT_EQ(resizer, waitpid(resizer, &st, 0));
+	ASSERT_TRUE(WIFSIGNALED(st)) TH_LOG("a resize failed");
+	ASSERT_EQ(0, saved);
+	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
+
+	/* Both ends are on rxe0: the device saw both directions. */
+	ASSERT_EQ(0, sysfs_get("bytes_tx", &tx1));
+	ASSERT_EQ(0, sysfs_get("ops", &ops1));
+	ASSERT_LE(tx0 + 2 * 4 * 16 * MiB, tx1);
+	ASSERT_LE(ops0 + 4 * 4, ops1);
+	restore_knob(_metadata, "pool_bytes", old, &self->saved_pool);
 }
 
 /* -- a pool of 32 chunks (2 per channel end) for 8 x 16 MiB -------------------- */
@@ -350,7 +395,8 @@ static int peer_abort(struct chan_pair *p, void *arg)
 static void check_released(struct __test_metadata *_metadata, int qps_before)
 {
 	long long end = chan_now_ms() + 5000;
-	unsigned long long total = 0, free_ = 0;
+	unsigned long long total = 0, free_ = 0, held = 0, chans = 0;
+	unsigned long long pinned = 1, mrs = 1;
 	int qps = -1, ours = -1;
 
 	for (;;) {
@@ -358,7 +404,12 @@ static void check_released(struct __test_metadata *_metadata, int qps_before)
 		ours = rdma_res_count("qp", "[ordma]");
 		ASSERT_EQ(0, sysfs_get("chunks_total", &total));
 		ASSERT_EQ(0, sysfs_get("chunks_free", &free_));
-		if ((qps == qps_before && ours == 0 && total == free_) ||
+		ASSERT_EQ(0, sysfs_get("chunks_held", &held));
+		ASSERT_EQ(0, sysfs_get("channels", &chans));
+		ASSERT_EQ(0, sysfs_get("pages_pinned", &pinned));
+		ASSERT_EQ(0, sysfs_get("mrs_live", &mrs));
+		if ((qps == qps_before && ours == 0 && total == free_ &&
+		     !held && !chans && !pinned && !mrs) ||
 		    chan_now_ms() > end)
 			break;
 		chan_sleep_ms(50);
@@ -366,6 +417,10 @@ static void check_released(struct __test_metadata *_metadata, int qps_before)
 	ASSERT_EQ(0, ours) TH_LOG("an [ordma] QP is left");
 	ASSERT_EQ(qps_before, qps) TH_LOG("QPs left over");
 	ASSERT_EQ(total, free_) TH_LOG("pool chunks still held");
+	ASSERT_EQ(0ULL, held) TH_LOG("chunks_held is not back to 0");
+	ASSERT_EQ(0ULL, chans) TH_LOG("channels is not back to 0");
+	ASSERT_EQ(0ULL, pinned) TH_LOG("pages still pinned");
+	ASSERT_EQ(0ULL, mrs) TH_LOG("memory regions still live");
 }
 
 TEST_F_TIMEOUT(abort, mid_transfer, 120)
