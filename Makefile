@@ -53,6 +53,9 @@ $(SCRIPTS)/checkpatch.pl:
 
 selftests: $(GUEST_TESTS) $(HOST_TESTS)
 
+# The hostile peer of proto_test speaks raw verbs through librdmacm.
+selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
+
 selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 
