@@ -207,9 +207,9 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	if (ret)
 		return ret;
 
-	chan->cq = ib_alloc_cq(cm_id->device, chan,
-			       ORDMA_RX_DEPTH + ORDMA_TX_DEPTH + 1,
-			       0, IB_POLL_SOFTIRQ);
+	/* Completion queues are shared by the channels of a device. */
+	chan->cq = ib_cq_pool_get(cm_id->device, ORDMA_CQES, -1,
+				  IB_POLL_SOFTIRQ);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
 		chan->cq = NULL;
@@ -408,7 +408,7 @@ err_chan:
 		rdma_destroy_qp(cm_id);
 	chan->qp = NULL;
 	if (chan->cq)
-		ib_free_cq(chan->cq);
+		ib_cq_pool_put(chan->cq, ORDMA_CQES);
 	chan->cq = NULL;
 	if (chan->odev) {
 		mutex_lock(&chan->odev->chans_lock);
@@ -492,7 +492,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		chan->qp = NULL;
 	}
 	if (chan->cq) {
-		ib_free_cq(chan->cq);
+		ib_cq_pool_put(chan->cq, ORDMA_CQES);
 		chan->cq = NULL;
 	}
 

@@ -16,6 +16,10 @@
 #define ORDMA_RX_DEPTH		16
 /* Most sends a channel keeps posted. */
 #define ORDMA_TX_DEPTH		32
+/* Completion queue entries a channel takes from the device's CQ pool;
+ * one more for ib_drain_qp()'s marker.
+ */
+#define ORDMA_CQES		(ORDMA_RX_DEPTH + ORDMA_TX_DEPTH + 2)
 
 enum ordma_chan_phase {
 	ORDMA_PHASE_CONNECTING,

@@ -32,6 +32,7 @@ struct ordma_dev;
  * @len: bytes in use; owned by the holder
  * @cqe: completion entry for the holder's work request
  * @owner: the holder's context (its channel), set by the holder
+ * @priv: the holder's: what the chunk carries (the operation of a send)
  * @held: the holder's chunk counter, charged by ordma_chunk_get()
  * @status: the holder's: work completion status of @cqe
  */
@@ -44,6 +45,7 @@ struct ordma_chunk {
 	u32 len;
 	struct ib_cqe cqe;
 	void *owner;
+	void *priv;
 	atomic_t *held;
 	int status;
 };

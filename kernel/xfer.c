@@ -73,7 +73,7 @@ void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ordma_chunk *chunk = container_of(wc->wr_cqe,
 						 struct ordma_chunk, cqe);
-	struct ordma_chan *chan = cq->cq_context;
+	struct ordma_chan *chan = chunk->owner;
 	unsigned long flags;
 
 	chunk->status = wc->status;
@@ -454,7 +454,8 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	struct ib_sge sge;
 	int ret;
 
-	chunk->owner = op;
+	chunk->owner = chan;
+	chunk->priv = op;
 	chunk->cqe.done = ordma_tx_done;
 	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
 				      chunk->len, DMA_TO_DEVICE);
@@ -642,7 +643,7 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 static void ordma_tx_complete(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk)
 {
-	struct ordma_req *op = chunk->owner;
+	struct ordma_req *op = chunk->priv;
 
 	chan->tx_posted--;
 	if (chunk->status != IB_WC_SUCCESS && chunk->status != IB_WC_WR_FLUSH_ERR)
@@ -878,11 +879,18 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 		return ret;
 
 	if (nonblock && op->op != ORDMA_OP_RECV) {
+		/* chan->odev stays until ordma_chan_close(), which we exclude. */
+		mutex_lock(&chan->teardown);
+		if (!chan->odev) {
+			mutex_unlock(&chan->teardown);
+			return -ENOTCONN;
+		}
 		pool = &chan->odev->pool;
 		spin_lock_irqsave(&pool->lock, flags);
 		empty = !pool->chunks_free ||
 			(u32)atomic_read(&chan->held) >= pool->quota;
 		spin_unlock_irqrestore(&pool->lock, flags);
+		mutex_unlock(&chan->teardown);
 		if (empty)
 			return -EAGAIN;
 	}
