@@ -157,6 +157,19 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
 }
 
+/* -- one message of 1 GiB, every byte checked -------------------------------- */
+
+TEST_F_TIMEOUT(stress, one_gib_message, 300)
+{
+	struct bulk mine = { 1, 1024 * MiB, 1, 0, 7000, 0 };
+	struct bulk peer = { 1, 1024 * MiB, 0, 1, 0, 7000 };
+
+	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_bulk, &peer));
+	ASSERT_EQ(0, run_bulk(self->p.fd, self->p.chan, &mine));
+	ASSERT_EQ(0, chan_pair_join(&self->p, 120000));
+}
+
 /* -- the pool is resized again and again while 4 x 16 MiB move ------------- */
 
 TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
