@@ -6,6 +6,7 @@
  * ORDMA_IOC_CHAN_INFO. Every byte moved is checked.
  */
 #define ORDMA_GUEST_TEST
+#include <sys/mman.h>
 #include "ordma_test.h"
 #include "ordma_chan.h"
 #include "kselftest_harness.h"
@@ -235,6 +236,54 @@ TEST_F_TIMEOUT(chan, recv_too_small_emsgsize, 60)
 	chan_fill(buf, LARGE_MSG, chan_seed(LARGE_MSG, 31));
 	ASSERT_EQ(LARGE_MSG, do_send(p->fd, p->chan[0], buf, LARGE_MSG));
 	ASSERT_EQ(0, chan_pair_join(p, 30000));
+}
+
+/*
+ * -- the sender's buffer disappears mid-message ------------------------------
+ * Its SEND completes with EFAULT, the receiver's RECV with EREMOTEIO (never
+ * with garbage passed off as the message), and the channel carries the next
+ * message intact.
+ */
+#define FAULT_MSG	(64 * MiB)
+#define FAULT_TAIL	(4 * MiB)
+#define AFTER_MSG	4096
+
+static int peer_fault(struct chan_pair *p, void *arg)
+{
+	unsigned char *buf = chan_buf(FAULT_MSG, 1);
+
+	PEER_CHECK(buf);
+	PEER_EQ(-EREMOTEIO, do_recv(p->fd, p->chan[0], buf, FAULT_MSG));
+	PEER_EQ(AFTER_MSG, do_recv(p->fd, p->chan[0], buf, FAULT_MSG));
+	PEER_EQ(0, chan_check("message after the fault", buf, AFTER_MSG,
+			      chan_seed(AFTER_MSG, 50)));
+	return 0;
+}
+
+TEST_F_TIMEOUT(chan, sender_buffer_unmapped_mid_message, 90)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *buf, *after = chan_buf(AFTER_MSG, 3);
+	struct ordma_cqe cqe;
+
+	ASSERT_NE(NULL, after);
+	buf = mmap(NULL, FAULT_MSG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_fault, NULL));
+	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_SEND, p->chan[0], buf, FAULT_MSG,
+			     77, 0, 0, 0));
+	/* The worker copies ~60 MB/s: the tail is gone long before it. */
+	ASSERT_EQ(0, munmap(buf + FAULT_MSG - FAULT_TAIL, FAULT_TAIL));
+	ASSERT_EQ(0, xwait(p->fd, &cqe, CHAN_WAIT_MS));
+	EXPECT_EQ(77ULL, cqe.cookie);
+	EXPECT_EQ(-EFAULT, cqe.res);
+
+	chan_fill(after, AFTER_MSG, chan_seed(AFTER_MSG, 50));
+	ASSERT_EQ(AFTER_MSG, do_send(p->fd, p->chan[0], after, AFTER_MSG));
+	ASSERT_EQ(0, chan_pair_join(p, 30000));
+	munmap(buf, FAULT_MSG - FAULT_TAIL);
 }
 
 /* -- IPv6 ------------------------------------------------------------------ */
