@@ -22,7 +22,7 @@ LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h)
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
-.PHONY: all modules selftests deps lint check demo clean kbuild-all
+.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all
 
 TOOLS := tools/ordma-bench
 
@@ -76,6 +76,18 @@ check:
 	@tools/deps
 	@$(MAKE) --no-print-directory all
 	@tools/check
+
+# The guest selftests under KASAN, lockdep, kmemleak and fault injection
+# (tools/debug-kernel builds that kernel once, 15-25 minutes, then caches it).
+debug-kernel:
+	@tools/deps
+	@tools/debug-kernel >/dev/null
+
+check-debug:
+	@tools/deps
+	@$(MAKE) --no-print-directory all
+	@tools/debug-kernel >/dev/null
+	@tools/check debug
 
 demo:
 	@tools/deps
