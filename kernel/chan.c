@@ -403,7 +403,7 @@ err_chan:
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;
-	ordma_xfer_flush(chan, ret);
+	ordma_xfer_flush(chan, ret, false);
 	if (chan->qp)
 		rdma_destroy_qp(cm_id);
 	chan->qp = NULL;
@@ -470,23 +470,23 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
 	}
+	/* From here on kicks do nothing: the worker is ours to stop. */
+	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
+	cancel_work_sync(&chan->work);
 
 	if (chan->cm_id) {
 		if (chan->qp) {
 			rdma_disconnect(chan->cm_id);
+			/* Every posted work request lands on chan->done. */
 			ib_drain_qp(chan->qp);
 		}
 		/* Waits for the CM handler; no event comes after this. */
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;
 	}
-	spin_lock_irqsave(&chan->lock, flags);
-	chan->closing = true;
-	spin_unlock_irqrestore(&chan->lock, flags);
-	cancel_work_sync(&chan->work);
-	/* No completion handler runs any more: take everything back. */
-	ordma_xfer_flush(chan, chan->err);
+	/* No worker, no completion, no CM event any more: take it all back. */
+	ordma_xfer_flush(chan, chan->err, false);
 	if (chan->qp) {
 		ib_destroy_qp(chan->qp);
 		chan->qp = NULL;

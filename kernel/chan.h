@@ -157,7 +157,7 @@ void ordma_chan_exit(void);
 /* xfer.c */
 void ordma_chan_work(struct work_struct *work);
 void ordma_xfer_init(struct ordma_chan *chan);
-void ordma_xfer_flush(struct ordma_chan *chan, int err);
+void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx);
 void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc);
 void ordma_chan_kick(struct ordma_chan *chan);
 void ordma_chan_fail(struct ordma_chan *chan, int err);

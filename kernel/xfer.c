@@ -661,8 +661,11 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 
 /* ---- the worker ----------------------------------------------------------- */
 
-static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done,
-			    bool dead)
+/*
+ * Completed work requests. A message that arrived is dispatched even on a
+ * dead channel: bytes the peer sent before it left are still delivered.
+ */
+static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done)
 {
 	struct ordma_chunk *chunk, *tmp;
 
@@ -673,7 +676,7 @@ static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done,
 			continue;
 		}
 		chan->rx_posted--;
-		if (dead || chunk->status != IB_WC_SUCCESS) {
+		if (chunk->status != IB_WC_SUCCESS) {
 			if (chunk->status != IB_WC_WR_FLUSH_ERR &&
 			    chunk->status != IB_WC_SUCCESS)
 				ordma_chan_fail(chan, -EIO);
@@ -756,11 +759,13 @@ static void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
  * @chan: the channel, dead; called by its worker or, once the worker is
  *	stopped, by ordma_chan_close()
  * @err: negative errno for the operations
+ * @keep_rx: keep the messages that arrived, for later RECVs (the peer left
+ *	but the channel is not closed yet)
  *
  * Posted work requests keep their chunks until they complete (flushed);
  * operations that still have chunks posted complete then.
  */
-void ordma_xfer_flush(struct ordma_chan *chan, int err)
+void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 {
 	struct ordma_ctrl *c, *ctmp;
 	struct ordma_req *op, *tmp;
@@ -774,7 +779,7 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err)
 	if (!err)
 		err = -ENOTCONN;
 
-	ordma_xfer_reap(chan, &done, true);
+	ordma_xfer_reap(chan, &done);
 	list_for_each_entry_safe(op, tmp, &sub, node) {
 		list_del(&op->node);
 		list_add_tail(&op->node, &chan->sendq);
@@ -783,7 +788,8 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err)
 	ordma_fail_queue(chan, &chan->recvq, err);
 	ordma_fail_queue(chan, &chan->writeq, err);
 	ordma_fail_queue(chan, &chan->readq, err);
-	ordma_free_chunks(chan, &chan->rx_msgs);
+	if (!keep_rx)
+		ordma_free_chunks(chan, &chan->rx_msgs);
 	ordma_free_chunks(chan, &chan->remote_reads);
 	ordma_free_chunks(chan, &chan->rx_ring);
 	chan->rx_spare = 0;
@@ -808,7 +814,7 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_unlock_irq(&chan->lock);
 	progress = !list_empty(&done) || !list_empty(&sub);
 
-	ordma_xfer_reap(chan, &done, false);
+	ordma_xfer_reap(chan, &done);
 	ordma_xfer_take_submitted(chan, &sub);
 
 	spin_lock_irq(&chan->lock);
@@ -817,14 +823,22 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_unlock_irq(&chan->lock);
 
 	if (phase == ORDMA_PHASE_DEAD) {
-		/* Flush what is posted: the peer will not answer any more. */
+		/*
+		 * The peer will not answer any more: drain the QP, so every
+		 * work request is back, every message that arrived dispatched.
+		 */
 		if (chan->qp && !chan->qp_flushed) {
-			struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
 			chan->qp_flushed = true;
-			ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
+			ib_drain_qp(chan->qp);
+			spin_lock_irq(&chan->lock);
+			list_splice_init(&chan->done, &done);
+			spin_unlock_irq(&chan->lock);
+			ordma_xfer_reap(chan, &done);
 		}
-		ordma_xfer_flush(chan, err);
+		/* A peer that left gracefully: deliver what it sent. */
+		if (err == -ENOTCONN)
+			ordma_recv_progress(chan, mm_ok);
+		ordma_xfer_flush(chan, err, err == -ENOTCONN);
 		return false;
 	}
 	if (!chan->qp)
@@ -853,6 +867,25 @@ void ordma_chan_work(struct work_struct *work)
 	}
 }
 
+/*
+ * May @op be queued? A channel the peer left still takes RECVs: they get
+ * the messages that arrived before it left, then -ENOTCONN.
+ */
+static int ordma_chan_accepts(struct ordma_chan *chan, struct ordma_req *op)
+{
+	lockdep_assert_held(&chan->lock);
+	if (chan->closing)
+		return -ENOTCONN;
+	if (chan->phase == ORDMA_PHASE_ESTABLISHED)
+		return 0;
+	if (chan->phase == ORDMA_PHASE_DEAD) {
+		if (chan->err == -ENOTCONN && op->op == ORDMA_OP_RECV)
+			return 0;
+		return chan->err ? chan->err : -ENOTCONN;
+	}
+	return -ENOTCONN;
+}
+
 /**
  * ordma_chan_submit() - queue an operation on a channel
  * @chan: the channel
@@ -870,10 +903,7 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	int ret = 0;
 
 	spin_lock_irqsave(&chan->lock, flags);
-	if (chan->phase == ORDMA_PHASE_DEAD)
-		ret = chan->err ? chan->err : -ENOTCONN;
-	else if (chan->phase != ORDMA_PHASE_ESTABLISHED)
-		ret = -ENOTCONN;
+	ret = ordma_chan_accepts(chan, op);
 	spin_unlock_irqrestore(&chan->lock, flags);
 	if (ret)
 		return ret;
@@ -896,9 +926,8 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	}
 
 	spin_lock_irqsave(&chan->lock, flags);
-	if (chan->phase == ORDMA_PHASE_DEAD) {
-		ret = chan->err ? chan->err : -ENOTCONN;
-	} else {
+	ret = ordma_chan_accepts(chan, op);
+	if (!ret) {
 		atomic64_inc(&chan->inflight);
 		list_add_tail(&op->node, &chan->submitted);
 	}

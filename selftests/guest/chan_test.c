@@ -717,4 +717,53 @@ TEST_F_TIMEOUT(chan, peer_exit_disconnects, 60)
 	ASSERT_EQ(-ENOENT, chan_close(p->fd, p->chan[0]));
 }
 
+/*
+ * Messages the peer sent before it left are still delivered: the peer
+ * sends three and exits before this side posts a single receive.
+ */
+static const size_t outlive_len[] = { 4096, 1 * MiB + 7, 17 };
+
+static int peer_send_and_leave(struct chan_pair *p, void *arg)
+{
+	unsigned char *buf = chan_buf(2 * MiB, 1);
+
+	PEER_CHECK(buf);
+	for (int i = 0; i < 3; i++) {
+		chan_fill(buf, outlive_len[i], chan_seed(outlive_len[i], 60 + i));
+		PEER_EQ((long long)outlive_len[i],
+			do_send(p->fd, p->chan[0], buf, outlive_len[i]));
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(chan, messages_outlive_the_peer, 60)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *buf = chan_buf(2 * MiB, 3);
+	struct ordma_cqe cqe;
+	int ret;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_send_and_leave, NULL));
+	ASSERT_EQ(0, chan_pair_join(p, 30000));
+	chan_sleep_ms(200);	/* let the disconnect arrive first */
+
+	for (int i = 0; i < 3; i++) {
+		memset(buf, 0, 2 * MiB);
+		ASSERT_EQ((long long)outlive_len[i],
+			  do_recv(p->fd, p->chan[0], buf, 2 * MiB));
+		ASSERT_EQ(0, chan_check("message sent before the peer left",
+					buf, outlive_len[i],
+					chan_seed(outlive_len[i], 60 + i)));
+	}
+	ret = xsubmit(p->fd, ORDMA_OP_RECV, p->chan[0], buf, 4096, 9, 0, 0, 0);
+	if (ret == 0) {
+		ASSERT_EQ(0, xwait(p->fd, &cqe, 10000));
+		ASSERT_EQ(-ENOTCONN, cqe.res);
+	} else {
+		ASSERT_EQ(-ENOTCONN, ret);
+	}
+}
+
 TEST_HARNESS_MAIN

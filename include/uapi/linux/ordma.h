@@ -35,7 +35,9 @@
  * - ENOENT: no channel, listener or exposed window with that id or token in
  *   this file.
  * - ENODEV: the RDMA device the channel ran on has been removed.
- * - ENOTCONN: the channel is closed or was disconnected by the peer.
+ * - ENOTCONN: the channel is closed or was disconnected by the peer. A
+ *   channel whose peer left still takes RECVs until it is closed: they get
+ *   the messages that had arrived, then ENOTCONN.
  * - EAGAIN: ORDMA_F_NONBLOCK was given and the call would wait (no pending
  *   connection to accept, no pool chunk free for this channel, no completion).
  * - ENOMEM: out of kernel memory, or pinned pages would pass RLIMIT_MEMLOCK.
