@@ -97,3 +97,90 @@ demo:
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -f $(GUEST_TESTS) $(HOST_TESTS) $(TOOLS)
+
+# ---- libordma, ordmacp, examples, install -----------------------------------
+# lib/libordma.so.1 (version script lib/libordma.map: only ordma_* exported,
+# all at ORDMA_1.0) and lib/libordma.a; the tools, examples and guest test
+# link the static one so they run from the tree. `make install PREFIX=...
+# DESTDIR=...` installs the library, <libordma.h> and <linux/ordma.h>,
+# ordma.pc, the man pages and ordmacp; `make modules_install` installs the
+# module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR honoured).
+
+ORDMA_VERSION	:= 1.0.0
+ORDMA_SONAME	:= libordma.so.1
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+INSTALL		?= install
+
+LIB_OBJS	:= $(patsubst %.c,%.o,$(wildcard lib/*.c))
+LIB_SO		:= lib/libordma.so.$(ORDMA_VERSION)
+LIB_CFLAGS	= $(CFLAGS) -fPIC -fvisibility=hidden -Iinclude/uapi -Ilib
+LIB_USER_CFLAGS	= $(CFLAGS) -Ilib -Iinclude/uapi
+EXAMPLES	:= examples/sender examples/receiver
+TOOLS		+= tools/ordmacp
+
+.PHONY: lib examples install modules_install clean-lib
+
+all: lib tools/ordmacp examples
+
+lib: lib/libordma.a $(LIB_SO) lib/$(ORDMA_SONAME) lib/libordma.so
+
+lib/%.o: lib/%.c lib/libordma.h lib/private.h include/uapi/linux/ordma.h
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+lib/libordma.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) lib/libordma.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(ORDMA_SONAME) \
+		-Wl,--version-script=lib/libordma.map -Wl,-z,defs \
+		-o $@ $(LIB_OBJS)
+
+lib/$(ORDMA_SONAME) lib/libordma.so: $(LIB_SO)
+	ln -sf $(notdir $(LIB_SO)) $@
+
+tools/ordmacp: tools/ordmacp.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
+	$(CC) $(LIB_USER_CFLAGS) -o $@ $< lib/libordma.a
+
+examples: $(EXAMPLES)
+
+examples/%: examples/%.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
+	$(CC) $(LIB_USER_CFLAGS) -o $@ $< lib/libordma.a
+
+# The library's guest test links the static library and runs ordmacp and the
+# examples.
+selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
+selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
+selftests/guest/lib_test: LDLIBS += lib/libordma.a
+
+install: lib tools/ordmacp
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7
+	$(INSTALL) -m 644 lib/libordma.a $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(ORDMA_SONAME)
+	ln -sf $(ORDMA_SONAME) $(DESTDIR)$(LIBDIR)/libordma.so
+	$(INSTALL) -m 644 lib/libordma.h $(DESTDIR)$(INCLUDEDIR)/libordma.h
+	$(INSTALL) -m 644 include/uapi/linux/ordma.h $(DESTDIR)$(INCLUDEDIR)/linux/ordma.h
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+		-e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(ORDMA_VERSION)|' \
+		lib/ordma.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/ordma.pc
+	$(INSTALL) -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	$(INSTALL) -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
+	$(INSTALL) -m 755 tools/ordmacp $(DESTDIR)$(BINDIR)/
+
+modules_install: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+
+clean: clean-lib
+
+clean-lib:
+	rm -f lib/*.o lib/libordma.a lib/libordma.so* $(EXAMPLES)
