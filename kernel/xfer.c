@@ -875,7 +875,7 @@ static int ordma_chan_accepts(struct ordma_chan *chan, struct ordma_req *op)
 {
 	lockdep_assert_held(&chan->lock);
 	if (chan->closing)
-		return -ENOTCONN;
+		return chan->err ? chan->err : -ENOTCONN;
 	if (chan->phase == ORDMA_PHASE_ESTABLISHED)
 		return 0;
 	if (chan->phase == ORDMA_PHASE_DEAD) {
