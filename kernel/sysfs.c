@@ -47,44 +47,24 @@ ORDMA_POOL_SHOW(chunks_free, pool->chunks_free)
 ORDMA_POOL_SHOW(high_water, pool->high_water)
 ORDMA_POOL_SHOW(alloc_waits, pool->alloc_waits)
 
-static ssize_t pool_bytes_store(struct device *dev,
-				struct device_attribute *attr,
-				const char *buf, size_t count)
-{
-	u64 val;
-	int ret;
-
-	if (kstrtou64(buf, 10, &val))
-		return -EINVAL;
-	ret = ordma_pool_set_bytes(ordma_dev_pool(dev), val);
-	return ret ? ret : count;
+/* A pool setting: a decimal number, checked again by the setter. */
+#define ORDMA_POOL_STORE(_name, _set, _max)				\
+static ssize_t _name##_store(struct device *dev,			\
+			     struct device_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	u64 val;							\
+	int ret;							\
+									\
+	if (kstrtou64(buf, 10, &val) || val > (_max))			\
+		return -EINVAL;						\
+	ret = _set(ordma_dev_pool(dev), val);				\
+	return ret ? ret : count;					\
 }
 
-static ssize_t chunk_bytes_store(struct device *dev,
-				 struct device_attribute *attr,
-				 const char *buf, size_t count)
-{
-	u32 val;
-	int ret;
-
-	if (kstrtou32(buf, 10, &val))
-		return -EINVAL;
-	ret = ordma_pool_set_chunk_bytes(ordma_dev_pool(dev), val);
-	return ret ? ret : count;
-}
-
-static ssize_t chan_quota_chunks_store(struct device *dev,
-				       struct device_attribute *attr,
-				       const char *buf, size_t count)
-{
-	u32 val;
-	int ret;
-
-	if (kstrtou32(buf, 10, &val))
-		return -EINVAL;
-	ret = ordma_pool_set_quota(ordma_dev_pool(dev), val);
-	return ret ? ret : count;
-}
+ORDMA_POOL_STORE(pool_bytes, ordma_pool_set_bytes, U64_MAX)
+ORDMA_POOL_STORE(chunk_bytes, ordma_pool_set_chunk_bytes, U32_MAX)
+ORDMA_POOL_STORE(chan_quota_chunks, ordma_pool_set_quota, U32_MAX)
 
 static struct ordma_dev *to_ordma_dev(struct device *dev)
 {
