@@ -41,6 +41,8 @@
 #define ORDMA_RESOLVE_TIMEOUT_MS	2000
 #define ORDMA_BACKLOG			128
 #define ORDMA_MIN_RNR_TIMER		IB_RNR_TIMER_000_32
+/* 4.096 us << 20: about 4 s per retry, patient with slow (emulated) peers. */
+#define ORDMA_ACK_TIMEOUT		20
 
 struct workqueue_struct *ordma_wq;
 
@@ -372,6 +374,8 @@ static int ordma_listener_request(struct ordma_listener *lis,
 	memcpy(&chan->peer, &cm_id->route.addr.dst_addr, sizeof(chan->peer));
 
 	ret = rdma_set_min_rnr_timer(cm_id, ORDMA_MIN_RNR_TIMER);
+	if (!ret)
+		ret = rdma_set_ack_timeout(cm_id, ORDMA_ACK_TIMEOUT);
 	if (ret)
 		goto err_chan;
 	ret = ordma_chan_setup_qp(chan, cm_id);
@@ -547,6 +551,8 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 	chan->cm_id = cm_id;
 	/* A receiver out of buffers NAKs; the sender retries soon. */
 	ret = rdma_set_min_rnr_timer(cm_id, ORDMA_MIN_RNR_TIMER);
+	if (!ret)
+		ret = rdma_set_ack_timeout(cm_id, ORDMA_ACK_TIMEOUT);
 	if (ret)
 		goto err_close;
 

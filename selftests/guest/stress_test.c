@@ -15,6 +15,15 @@
 
 #define PORT_BASE	18900
 
+/*
+ * make check-debug runs these with ORDMA_TEST_SMALL=1 (KASAN and lockdep
+ * under TCG are ~10x slower): fewer channels, smaller messages, same paths.
+ */
+static size_t scaled(size_t full, size_t small)
+{
+	return getenv("ORDMA_TEST_SMALL") ? small : full;
+}
+
 FIXTURE(stress) {
 	struct chan_pair p;
 	int saved_pool, saved_quota;
@@ -148,10 +157,11 @@ static int peer_bulk(struct chan_pair *p, void *arg)
 
 TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 {
-	struct bulk mine = { 64, 1 * MiB, 1, 1, 1000, 2000 };
-	struct bulk peer = { 64, 1 * MiB, 1, 1, 2000, 1000 };
+	int n = scaled(64, 16);
+	struct bulk mine = { n, 1 * MiB, 1, 1, 1000, 2000 };
+	struct bulk peer = { n, 1 * MiB, 1, 1, 2000, 1000 };
 
-	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 64,
+	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), n,
 			       peer_bulk, &peer));
 	ASSERT_EQ(0, run_bulk(self->p.fd, self->p.chan, &mine));
 	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
@@ -161,8 +171,9 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 
 TEST_F_TIMEOUT(stress, one_gib_message, 300)
 {
-	struct bulk mine = { 1, 1024 * MiB, 1, 0, 7000, 0 };
-	struct bulk peer = { 1, 1024 * MiB, 0, 1, 0, 7000 };
+	size_t len = scaled(1024 * MiB, 64 * MiB);
+	struct bulk mine = { 1, len, 1, 0, 7000, 0 };
+	struct bulk peer = { 1, len, 0, 1, 0, 7000 };
 
 	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 1,
 			       peer_bulk, &peer));
@@ -176,8 +187,9 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 {
 	static const unsigned long long sizes[] = { 2 * MiB, 32 * MiB, 4 * MiB,
 						    64 * MiB, 3 * MiB };
-	struct bulk mine = { 4, 16 * MiB, 1, 1, 5000, 6000 };
-	struct bulk peer = { 4, 16 * MiB, 1, 1, 6000, 5000 };
+	size_t len = scaled(16 * MiB, 2 * MiB);
+	struct bulk mine = { 4, len, 1, 1, 5000, 6000 };
+	struct bulk peer = { 4, len, 1, 1, 6000, 5000 };
 	unsigned long long tx0, tx1, ops0, ops1, old;
 	int st, saved;
 	pid_t resizer;
@@ -208,7 +220,7 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 	/* Both ends are on rxe0: the device saw both directions. */
 	ASSERT_EQ(0, sysfs_get("bytes_tx", &tx1));
 	ASSERT_EQ(0, sysfs_get("ops", &ops1));
-	ASSERT_LE(tx0 + 2 * 4 * 16 * MiB, tx1);
+	ASSERT_LE(tx0 + 2 * mine.n * mine.len, tx1);
 	ASSERT_LE(ops0 + 4 * 4, ops1);
 	restore_knob(_metadata, "pool_bytes", old, &self->saved_pool);
 }
@@ -217,8 +229,9 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 
 TEST_F_TIMEOUT(stress, pool_smaller_than_demand, 240)
 {
-	struct bulk mine = { 8, 16 * MiB, 1, 0, 3000, 0 };
-	struct bulk peer = { 8, 16 * MiB, 0, 1, 0, 3000 };
+	size_t len = scaled(16 * MiB, 2 * MiB);
+	struct bulk mine = { 8, len, 1, 0, 3000, 0 };
+	struct bulk peer = { 8, len, 0, 1, 0, 3000 };
 
 	set_knob(_metadata, "pool_bytes", 2 * MiB, &self->pool_bytes,
 		 &self->saved_pool);
