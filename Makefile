@@ -83,11 +83,12 @@ debug-kernel:
 	@tools/deps
 	@tools/debug-kernel >/dev/null
 
+# FULL=1 runs the heavy stress tests at full size there too.
 check-debug:
 	@tools/deps
 	@$(MAKE) --no-print-directory all
 	@tools/debug-kernel >/dev/null
-	@tools/check debug
+	@FULL=$(FULL) tools/check debug
 
 demo:
 	@tools/deps
