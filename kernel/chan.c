@@ -139,6 +139,7 @@ static void ordma_qp_event(struct ib_event *event, void *context)
 
 	switch (event->event) {
 	case IB_EVENT_COMM_EST:
+		/* Close destroys the QP before the CM id: cm_id is valid. */
 		rdma_notify(chan->cm_id, event->event);
 		break;
 	case IB_EVENT_QP_FATAL:
@@ -222,8 +223,9 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	attr.qp_context = chan;
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
-	attr.cap.max_send_wr = ORDMA_TX_DEPTH;
-	attr.cap.max_recv_wr = ORDMA_RX_DEPTH;
+	/* One more of each for ib_drain_qp()'s marker. */
+	attr.cap.max_send_wr = ORDMA_TX_DEPTH + 1;
+	attr.cap.max_recv_wr = ORDMA_RX_DEPTH + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -321,11 +323,17 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 				     -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		ordma_chan_connected(chan, -EHOSTUNREACH);
-		break;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		ordma_chan_connected(chan, -ECONNREFUSED);
+		ret = ev->event == RDMA_CM_EVENT_UNREACHABLE ? -EHOSTUNREACH :
+							      -ECONNREFUSED;
+		if (chan->listener) {
+			/* accept() finds it dead and closes it. */
+			ordma_chan_fail(chan, ret);
+			wake_up(&chan->listener->wait);
+		} else {
+			ordma_chan_connected(chan, ret);
+		}
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		ordma_chan_fail(chan, -ENOTCONN);
@@ -404,6 +412,11 @@ err_unlist:
 	list_del_init(&chan->pending_node);
 	spin_unlock_irq(&lis->lock);
 err_chan:
+	/* A QP event may have kicked the worker: stop it first. */
+	spin_lock_irq(&chan->lock);
+	chan->closing = true;
+	spin_unlock_irq(&chan->lock);
+	cancel_work_sync(&chan->work);
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;
@@ -478,12 +491,21 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
 	cancel_work_sync(&chan->work);
+	/* A connect() still waiting (device removal) stops waiting. */
+	if (!completion_done(&chan->connected)) {
+		chan->cm_err = chan->err;
+		complete(&chan->connected);
+	}
 
 	if (chan->cm_id) {
 		if (chan->qp) {
 			rdma_disconnect(chan->cm_id);
 			/* Every posted work request lands on chan->done. */
 			ib_drain_qp(chan->qp);
+		}
+		if (chan->qp) {
+			rdma_destroy_qp(chan->cm_id);
+			chan->qp = NULL;
 		}
 		/* Waits for the CM handler; no event comes after this. */
 		rdma_destroy_id(chan->cm_id);

@@ -283,7 +283,7 @@ static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 
 /* The peer writes into one of our windows. */
 static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
-			   u32 plen)
+			   u32 plen, bool mm_ok)
 {
 	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
 	u64 off = le64_to_cpu(hdr->offset), uaddr;
@@ -294,8 +294,9 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (!status && (off < base || off - base > total ||
 			plen > total - (off - base)))
 		status = -EPROTO;
-	if (!status && copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
-				    plen))
+	if (!status && (!mm_ok ||
+			copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
+				     plen)))
 		status = -EREMOTEIO;
 	if (status || (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST))
 		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK,
@@ -304,7 +305,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 
 /* Bytes of one of our reads, or its failure. */
 static void ordma_rx_read_resp(struct ordma_chan *chan,
-			       struct ordma_wire_hdr *hdr, u32 plen)
+			       struct ordma_wire_hdr *hdr, u32 plen, bool mm_ok)
 {
 	struct ordma_req *op = ordma_op_find(&chan->readq,
 					    le64_to_cpu(hdr->op_id));
@@ -321,7 +322,8 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 		ordma_chan_fail(chan, -EPROTO);
 		return;
 	}
-	if (copy_to_user(u64_to_user_ptr(op->addr + off), hdr + 1, plen)) {
+	if (!mm_ok ||
+	    copy_to_user(u64_to_user_ptr(op->addr + off), hdr + 1, plen)) {
 		ordma_op_complete(chan, op, -EFAULT);
 		return;
 	}
@@ -332,7 +334,7 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
-			      struct ordma_chunk *chunk)
+			      struct ordma_chunk *chunk, bool mm_ok)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
 	struct ordma_req *op;
@@ -358,7 +360,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		list_add_tail(&chunk->node, &chan->rx_msgs);
 		return true;
 	case ORDMA_WIRE_WRITE:
-		ordma_rx_write(chan, hdr, plen);
+		ordma_rx_write(chan, hdr, plen, mm_ok);
 		return false;
 	case ORDMA_WIRE_WRITE_ACK:
 		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
@@ -377,7 +379,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		list_add_tail(&chunk->node, &chan->remote_reads);
 		return true;
 	case ORDMA_WIRE_READ_RESP:
-		ordma_rx_read_resp(chan, hdr, plen);
+		ordma_rx_read_resp(chan, hdr, plen, mm_ok);
 		return false;
 	}
 bad:
@@ -664,8 +666,11 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 /*
  * Completed work requests. A message that arrived is dispatched even on a
  * dead channel: bytes the peer sent before it left are still delivered.
+ * Only the worker, in the owner's mm, may dispatch (@mm_ok): anywhere else
+ * received chunks are just given back.
  */
-static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done)
+static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done,
+			    bool dispatch, bool mm_ok)
 {
 	struct ordma_chunk *chunk, *tmp;
 
@@ -683,7 +688,7 @@ static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done)
 			ordma_rx_recycle(chan, chunk);
 			continue;
 		}
-		if (!ordma_rx_dispatch(chan, chunk))
+		if (!dispatch || !ordma_rx_dispatch(chan, chunk, mm_ok))
 			ordma_rx_recycle(chan, chunk);
 	}
 }
@@ -760,7 +765,8 @@ static void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
  *	stopped, by ordma_chan_close()
  * @err: negative errno for the operations
  * @keep_rx: keep the messages that arrived, for later RECVs (the peer left
- *	but the channel is not closed yet)
+ *	but the channel is not closed yet); only the worker passes true, and
+ *	only it dispatches what completes meanwhile
  *
  * Posted work requests keep their chunks until they complete (flushed);
  * operations that still have chunks posted complete then.
@@ -779,7 +785,7 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 	if (!err)
 		err = -ENOTCONN;
 
-	ordma_xfer_reap(chan, &done);
+	ordma_xfer_reap(chan, &done, keep_rx, keep_rx);
 	list_for_each_entry_safe(op, tmp, &sub, node) {
 		list_del(&op->node);
 		list_add_tail(&op->node, &chan->sendq);
@@ -814,7 +820,7 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_unlock_irq(&chan->lock);
 	progress = !list_empty(&done) || !list_empty(&sub);
 
-	ordma_xfer_reap(chan, &done);
+	ordma_xfer_reap(chan, &done, true, mm_ok);
 	ordma_xfer_take_submitted(chan, &sub);
 
 	spin_lock_irq(&chan->lock);
@@ -833,12 +839,12 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 			spin_lock_irq(&chan->lock);
 			list_splice_init(&chan->done, &done);
 			spin_unlock_irq(&chan->lock);
-			ordma_xfer_reap(chan, &done);
+			ordma_xfer_reap(chan, &done, true, mm_ok);
 		}
 		/* A peer that left gracefully: deliver what it sent. */
 		if (err == -ENOTCONN)
 			ordma_recv_progress(chan, mm_ok);
-		ordma_xfer_flush(chan, err, err == -ENOTCONN);
+		ordma_xfer_flush(chan, err, err == -ENOTCONN && mm_ok);
 		return false;
 	}
 	if (!chan->qp)
