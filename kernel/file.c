@@ -4,10 +4,11 @@
  * completion queue, and the exposed windows.
  *
  * Locking: ofile->cq_lock (spinlock, irqsave: completions may be posted from
- * any context) protects the completion list. Windows live in an xarray; the
- * data path looks them up under rcu_read_lock() and they are freed after a
- * grace period, so an access racing with ORDMA_IOC_UNEXPOSE either sees the
- * window or gets -ENOENT, never freed memory.
+ * any context) protects the completion list. Windows live in an xarray;
+ * ofile->windows_rwsem is held for read by the data path from the window
+ * check to the end of its copy and for write by ORDMA_IOC_UNEXPOSE, so when
+ * unexpose returns no peer access to the window is still running, and later
+ * ones get -ENOENT. Windows are freed after an RCU grace period.
  */
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -32,6 +33,7 @@ struct ordma_file *ordma_file_alloc(void)
 	mmgrab(ofile->mm);
 	xa_init_flags(&ofile->objs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
+	init_rwsem(&ofile->windows_rwsem);
 	spin_lock_init(&ofile->cq_lock);
 	INIT_LIST_HEAD(&ofile->cq);
 	init_waitqueue_head(&ofile->cq_wait);
@@ -172,11 +174,14 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
 {
 	struct ordma_window *win;
 
+	/* Waits for peer accesses in progress (see ordma_window_check()). */
+	down_write(&ofile->windows_rwsem);
 	xa_lock(&ofile->windows);
 	win = ordma_window_lookup(ofile, token);
 	if (win)
 		__xa_erase(&ofile->windows, (u32)token);
 	xa_unlock(&ofile->windows);
+	up_write(&ofile->windows_rwsem);
 	if (!win)
 		return -ENOENT;
 	kfree_rcu(win, rcu);
@@ -192,6 +197,9 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
  * @access: the ORDMA_ACCESS_* bit needed
  * @uaddr: the window's start address, on success
  *
+ * The caller holds @ofile->windows_rwsem for read from this check until its
+ * copy is done, so a concurrent unexpose waits for the access.
+ *
  * Return: 0, -ENOENT (no such window), -EACCES (not exposed for @access) or
  * -ERANGE (outside the window).
  */
@@ -201,6 +209,7 @@ int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 	struct ordma_window *win;
 	int ret = 0;
 
+	lockdep_assert_held_read(&ofile->windows_rwsem);
 	rcu_read_lock();
 	win = ordma_window_lookup(ofile, token);
 	if (!win)

@@ -14,6 +14,7 @@
 #include <linux/wait.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/socket.h>
 #include <rdma/ib_verbs.h>
 #include <uapi/linux/ordma.h>
@@ -140,6 +141,9 @@ extern struct ib_client ordma_client;
  * @objs: channels and listeners by id, protected by the xarray's lock;
  *	each entry holds a reference
  * @windows: exposed windows by index (the low 32 bits of the token)
+ * @windows_rwsem: held for read by the data path from the window check to
+ *	the end of the copy, for write by ORDMA_IOC_UNEXPOSE: once unexpose
+ *	returns, no peer access to that window is still running
  * @cq_lock: protects @cq and @cq_len
  * @cq: completed operations (struct ordma_req) not yet reaped
  * @cq_len: entries on @cq
@@ -150,6 +154,7 @@ struct ordma_file {
 	struct mm_struct *mm;
 	struct xarray objs;
 	struct xarray windows;
+	struct rw_semaphore windows_rwsem;	/* see above */
 	spinlock_t cq_lock;		/* cq, cq_len */
 	struct list_head cq;		/* cq_lock */
 	u32 cq_len;			/* cq_lock */

@@ -289,6 +289,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	u64 off = le64_to_cpu(hdr->offset), uaddr;
 	int status;
 
+	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, le64_to_cpu(hdr->token), base,
 				    total, ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
 	if (!status && (off < base || off - base > total ||
@@ -298,6 +299,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 			copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
 				     plen)))
 		status = -EREMOTEIO;
+	up_read(&chan->ofile->windows_rwsem);
 	if (status || (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST))
 		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK,
 				 le64_to_cpu(hdr->op_id), status, NULL);
@@ -545,6 +547,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	rh = req->buf;
 	total = le64_to_cpu(rh->total_len);
 	sent = le64_to_cpu(rh->offset);
+	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->token),
 				    le64_to_cpu(rh->base), total,
 				    ORDMA_ACCESS_REMOTE_READ, &uaddr);
@@ -562,6 +565,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 						       le64_to_cpu(rh->base) +
 						       sent), n)))
 		status = -EREMOTEIO;
+	up_read(&chan->ofile->windows_rwsem);
 	if (status) {
 		hdr->status = cpu_to_le32(-status);
 		n = 0;
