@@ -70,6 +70,13 @@ enum ordma_chan_phase {
  * @next_op_id: ids of one-sided operations (worker)
  * @pool_waiter: registered when the pool had no chunk for us
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
+ *
+ * @odev, @cm_id, @qp and @cq are set while the channel is built (connect's
+ * CM handler, or the listener's request handler) and cleared only by
+ * ordma_chan_close() under @teardown, after it has stopped the worker and
+ * destroyed the CM id (which waits for the handler). @listener, @peer_rx_size
+ * and @cm_err are written by the CM handler before it completes @connected
+ * or wakes the listener; readers come after that wake-up.
  * @rcu: freed after a grace period: a pool waiter callback may still be
  *	running when ordma_pool_cancel_wait() returns
  */
@@ -137,7 +144,9 @@ struct ordma_chan {
  * @dead: the listener is closed; refuse new connections
  * @wait: accept() waits here
  * @all_node: on ordma_listeners (ordma_listeners_lock)
- */
+ *
+ * @cm_id is cleared under ordma_listeners_lock by ordma_listener_close(); the
+ * device-removal scan reads it under the same lock.
 struct ordma_listener {
 	struct ordma_obj obj;
 	struct kref kref;

@@ -11,6 +11,10 @@
  * worker; everything else in struct ordma_chan marked "worker" is touched by
  * the worker alone (or by ordma_xfer_flush() once the worker is stopped).
  *
+ * Some reads are lockless on purpose: the pool's quota and free count
+ * (READ_ONCE, a heuristic for ring sizes) and chan->phase in accept's scan
+ * (re-checked under chan->lock before anything depends on it).
+ *
  * Chunk budget of a channel: at most quota / 2 (at least 1) chunks for
  * receiving and the rest of the quota for sending, so a flood in one
  * direction cannot starve the other. Receive chunks are recycled into the
