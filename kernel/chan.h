@@ -147,6 +147,7 @@ struct ordma_chan {
  *
  * @cm_id is cleared under ordma_listeners_lock by ordma_listener_close(); the
  * device-removal scan reads it under the same lock.
+ */
 struct ordma_listener {
 	struct ordma_obj obj;
 	struct kref kref;
