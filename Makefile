@@ -56,6 +56,10 @@ selftests: $(GUEST_TESTS) $(HOST_TESTS)
 # The hostile peer of proto_test speaks raw verbs through librdmacm.
 selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
 
+# The planner's host test builds kernel/plan.c in, over a few kernel shims.
+selftests/host/plan_test: kernel/plan.c kernel/plan.h selftests/host/plan_shim.h
+selftests/host/plan_test: TEST_CPPFLAGS += -Ikernel
+
 selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 
