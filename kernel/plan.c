@@ -27,7 +27,9 @@
  *              ready at T_k = R(s_1) + ... + R(s_k);
  *   wire       sends segment k after the previous one and once it is
  *              ready: W_k = max(W_(k-1), T_k) + s_k * w.
- * The transfer completes at W_K + d (ordma_plan_estimate()). This is a
+ * The transfer completes at W_K + d (ordma_plan_estimate()). Times are
+ * kept in picoseconds, so no rounding makes one plan look faster than
+ * another; only the estimate returned is rounded down to ns. This is a
  * fluid model: it ignores the granularity of pool chunks (the first chunk
  * is copied before the wire starts), so real transfers take up to one chunk
  * of wire time more. On rxe the wire is the CPU too; the measured w absorbs
@@ -132,22 +134,25 @@ static u64 plan_sub(u64 a, u64 b)
 	return a > b ? a - b : 0;
 }
 
-/* Time, ns, to move @bytes at @ps picoseconds per byte. */
-static u64 plan_ns(u64 bytes, u64 ps)
+/* ns -> ps, and back (rounded down); U64_MAX stays U64_MAX. */
+static u64 plan_ps(u64 ns)
 {
-	u64 t = plan_mul(bytes, ps);
-
-	return t == U64_MAX ? U64_MAX : div_u64(t, 1000);
+	return plan_mul(ns, 1000);
 }
 
-/* Bytes moved in @ns at @ps picoseconds per byte, rounded up. */
-static u64 plan_bytes(u64 ns, u64 ps)
+static u64 plan_ps_to_ns(u64 ps)
 {
-	if (!ns)
+	return ps == U64_MAX ? U64_MAX : div_u64(ps, 1000);
+}
+
+/* Bytes moved in @t ps at @ps picoseconds per byte, rounded up. */
+static u64 plan_bytes(u64 t, u64 ps)
+{
+	if (!t)
 		return 0;
 	if (!ps)
 		return U64_MAX;
-	return div64_u64(plan_add(plan_mul(ns, 1000), ps - 1), ps);
+	return div64_u64(plan_add(t, ps - 1), ps);
 }
 
 /* The wire time per byte of the copy path: 1 / min(Bc, Bw). */
@@ -166,6 +171,11 @@ static u64 plan_copy_ps(const struct ordma_model *m)
 u64 ordma_plan_reg_ns(const struct ordma_model *m, u64 pages)
 {
 	return plan_add(m->reg_ns, plan_mul(m->pin_ns_page, pages));
+}
+
+static u64 plan_reg_ps(const struct ordma_model *m, u64 pages)
+{
+	return plan_ps(ordma_plan_reg_ns(m, pages));
 }
 
 /**
@@ -394,8 +404,8 @@ u64 ordma_plan_seg_len(const struct ordma_plan *p, u64 addr, u64 len,
 
 /* What a walk through a plan found. */
 struct plan_walk {
-	u64 end_ns;	/* the estimate */
-	u64 need_ns;	/* max_k (T_k - w * (s_1 + ... + s_(k-1))) */
+	u64 end_ps;	/* the estimate, ps */
+	u64 need_ps;	/* max_k (T_k - w * (s_1 + ... + s_(k-1))), ps */
 };
 
 /*
@@ -417,15 +427,15 @@ static void plan_walk(const struct ordma_model *m, u64 addr, u64 len,
 
 	if (!p->seg_first || plan_wraps(addr, len, shift))
 		c = len;
-	wire = plan_ns(c, plan_copy_ps(m));
+	wire = plan_mul(c, plan_copy_ps(m));
 	page = 1ULL << min(shift, ORDMA_PLAN_MAX_SHIFT);
 	top = plan_seg_span(p, 64, page);
 	for (off = c; off < len; k++) {
 		if (k && plan_seg_span(p, k, page) == top && len - off > top) {
 			/* addr + off is page aligned after the first segment */
 			q = div64_u64(len - off, top);
-			r = ordma_plan_reg_ns(m, top >> shift);
-			sw = plan_ns(top, w);
+			r = plan_reg_ps(m, top >> shift);
+			sw = plan_mul(top, w);
 			need = max3(need, plan_sub(plan_add(reg, r), sent),
 				    plan_sub(plan_add(reg, plan_mul(q, r)),
 					     plan_add(sent, plan_mul(q - 1, sw))));
@@ -438,16 +448,16 @@ static void plan_walk(const struct ordma_model *m, u64 addr, u64 len,
 			continue;
 		}
 		s = ordma_plan_seg_len(p, addr, len, off, k, shift);
-		r = ordma_plan_reg_ns(m, plan_pages(addr, off, off + s, shift));
+		r = plan_reg_ps(m, plan_pages(addr, off, off + s, shift));
 		reg = plan_add(reg, r);
 		need = max(need, plan_sub(reg, sent));
-		sw = plan_ns(s, w);
+		sw = plan_mul(s, w);
 		wire = plan_add(max(wire, reg), sw);
 		sent = plan_add(sent, sw);
 		off += s;
 	}
-	res->end_ns = plan_add(wire, m->wr_ns);
-	res->need_ns = need;
+	res->end_ps = plan_add(wire, plan_ps(m->wr_ns));
+	res->need_ps = need;
 }
 
 /**
@@ -471,7 +481,7 @@ u64 ordma_plan_estimate(const struct ordma_model *m, u64 addr, u64 len,
 	struct plan_walk res;
 
 	plan_walk(m, addr, len, p, page_shift, &res);
-	return res.end_ns;
+	return plan_ps_to_ns(res.end_ps);
 }
 
 static void plan_set(struct ordma_plan *p, u64 copy_len, u64 seg_first,
@@ -502,12 +512,12 @@ static u64 plan_prefix(const struct plan_geo *g, u64 bytes)
 }
 
 /* Keep @p with estimate @t if it beats @best: faster, or as fast with less copied. */
-static void plan_keep(struct ordma_plan *best, u64 *best_ns,
+static void plan_keep(struct ordma_plan *best, u64 *best_ps,
 		      const struct ordma_plan *p, u64 t)
 {
-	if (t < *best_ns || (t == *best_ns && p->copy_len < best->copy_len)) {
+	if (t < *best_ps || (t == *best_ps && p->copy_len < best->copy_len)) {
 		*best = *p;
-		*best_ns = t;
+		*best_ps = t;
 	}
 }
 
@@ -519,31 +529,31 @@ static void plan_keep(struct ordma_plan *best, u64 *best_ns,
  */
 static void plan_overlap_try(const struct ordma_model *m,
 			     const struct plan_geo *g, struct ordma_plan *p,
-			     struct ordma_plan *best, u64 *best_ns)
+			     struct ordma_plan *best, u64 *best_ps)
 {
 	u64 a = plan_copy_ps(m), lo, hi, mid;
-	u64 r1 = ordma_plan_reg_ns(m, p->seg_first >> g->shift);
+	u64 r1 = plan_reg_ps(m, p->seg_first >> g->shift);
 	struct plan_walk res;
 
 	p->copy_len = plan_prefix(g, plan_bytes(r1, a));
 	plan_walk(m, g->addr, g->len, p, g->shift, &res);
-	plan_keep(best, best_ns, p, res.end_ns);
-	if (res.need_ns <= plan_ns(p->copy_len, a))
+	plan_keep(best, best_ps, p, res.end_ps);
+	if (res.need_ps <= plan_mul(p->copy_len, a))
 		return;
 
 	/* lo idles the wire; hi does not, or is the longest prefix there is */
 	lo = p->copy_len;
-	hi = plan_prefix(g, plan_bytes(res.need_ns, a));
+	hi = plan_prefix(g, plan_bytes(res.need_ps, a));
 	p->copy_len = hi;
 	plan_walk(m, g->addr, g->len, p, g->shift, &res);
-	if (res.need_ns <= plan_ns(hi, a)) {
+	if (res.need_ps <= plan_mul(hi, a)) {
 		while (hi - lo > g->page) {
 			mid = plan_prefix(g, lo + (hi - lo) / 2);
 			if (mid >= hi)
 				break;
 			p->copy_len = mid;
 			plan_walk(m, g->addr, g->len, p, g->shift, &res);
-			if (res.need_ns <= plan_ns(mid, a))
+			if (res.need_ps <= plan_mul(mid, a))
 				hi = mid;
 			else
 				lo = mid;
@@ -551,48 +561,58 @@ static void plan_overlap_try(const struct ordma_model *m,
 		p->copy_len = hi;
 		plan_walk(m, g->addr, g->len, p, g->shift, &res);
 	}
-	plan_keep(best, best_ns, p, res.end_ns);
+	plan_keep(best, best_ps, p, res.end_ps);
 }
 
-/* OVERLAP; all copy when the buffer crosses no page boundary. */
+/* The estimate of @p, ps. */
+static u64 plan_estimate_ps(const struct ordma_model *m,
+			    const struct plan_geo *g, const struct ordma_plan *p)
+{
+	struct plan_walk res;
+
+	plan_walk(m, g->addr, g->len, p, g->shift, &res);
+	return res.end_ps;
+}
+
+/* OVERLAP, and its estimate in ps; all copy without a page boundary. */
 static u64 plan_overlap(const struct ordma_model *m, const struct plan_geo *g,
 			struct ordma_plan *best)
 {
-	u64 best_ns = U64_MAX, rest, s1;
+	u64 best_ps = U64_MAX, rest, s1;
 	struct ordma_plan p;
 
 	plan_set(best, g->len, 0, 0);
 	if (g->cmin > g->cmax)
-		return ordma_plan_estimate(m, g->addr, g->len, best, g->shift);
+		return plan_estimate_ps(m, g, best);
 	/* the most a first segment can span after the shortest prefix */
 	rest = plan_pages(g->addr, g->cmin, g->len, g->shift) << g->shift;
 	for (s1 = g->page; ; s1 <<= 1) {
 		plan_set(&p, 0, s1, g->capb);
-		plan_overlap_try(m, g, &p, best, &best_ns);
+		plan_overlap_try(m, g, &p, best, &best_ps);
 		if (s1 >= rest || s1 > g->capb >> 1)
 			break;
 	}
-	return best_ns;
+	return best_ps;
 }
 
 static void plan_auto(const struct ordma_model *m, const struct plan_geo *g,
 		      struct ordma_plan *p)
 {
 	u64 pages = plan_pages(g->addr, 0, g->len, g->shift);
-	u64 copy_ns, zc_ns, ov_ns;
+	u64 copy_ps, zc_ps, ov_ps;
 	struct ordma_plan zc, ov;
 
 	plan_set(p, g->len, 0, 0);
 	/* registration cannot pay off */
-	if (plan_ns(g->len, m->copy_ps_byte) <= ordma_plan_reg_ns(m, pages))
+	if (plan_mul(g->len, m->copy_ps_byte) <= plan_reg_ps(m, pages))
 		return;
-	copy_ns = ordma_plan_estimate(m, g->addr, g->len, p, g->shift);
+	copy_ps = plan_estimate_ps(m, g, p);
 	plan_zerocopy(g, &zc);
-	zc_ns = ordma_plan_estimate(m, g->addr, g->len, &zc, g->shift);
-	ov_ns = plan_overlap(m, g, &ov);
-	if (ov_ns <= min(copy_ns, zc_ns))
+	zc_ps = plan_estimate_ps(m, g, &zc);
+	ov_ps = plan_overlap(m, g, &ov);
+	if (ov_ps <= min(copy_ps, zc_ps))
 		*p = ov;
-	else if (zc_ns < copy_ns)
+	else if (zc_ps < copy_ps)
 		*p = zc;
 }
 
