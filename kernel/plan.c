@@ -511,7 +511,7 @@ static u64 plan_prefix(const struct plan_geo *g, u64 bytes)
 	return ((g->addr + bytes + mask) & ~mask) - g->addr;
 }
 
-/* Keep @p with estimate @t if it beats @best: faster, or as fast with less copied. */
+/* Keep @p, estimated at @t ps, if it is faster, or as fast and copies less. */
 static void plan_keep(struct ordma_plan *best, u64 *best_ps,
 		      const struct ordma_plan *p, u64 t)
 {

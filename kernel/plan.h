@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The cost model and the planner of a transfer: pure integer arithmetic,
- * compiled into the module and into a host unit test (which defines u64,
- * u32, U64_MAX, div_u64() and div64_u64() before including this file).
+ * compiled into the module and into a host unit test, which defines the few
+ * kernel types and helpers plan.c uses first (selftests/host/plan_shim.h).
  * Nothing here allocates, sleeps or locks: the caller serializes updates of
  * a model against readers. See plan.c for the formulas.
  */
