@@ -226,7 +226,8 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	/* One more of each for ib_drain_qp()'s marker. */
 	attr.cap.max_send_wr = ORDMA_TX_DEPTH + 1;
 	attr.cap.max_recv_wr = ORDMA_RX_DEPTH + 1;
-	attr.cap.max_send_sge = 1;
+	/* A header from a chunk and a payload from a registered segment. */
+	attr.cap.max_send_sge = min(2, cm_id->device->attrs.max_send_sge);
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -234,6 +235,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	if (ret)
 		return ret;
 	chan->qp = cm_id->qp;
+	ordma_mr_init(chan);
 	return 0;
 }
 
@@ -417,10 +419,12 @@ err_chan:
 	chan->closing = true;
 	spin_unlock_irq(&chan->lock);
 	cancel_work_sync(&chan->work);
+	cancel_work_sync(&chan->reg_work);
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;
 	ordma_xfer_flush(chan, ret, false);
+	ordma_mr_flush(chan);
 	if (chan->qp)
 		rdma_destroy_qp(cm_id);
 	chan->qp = NULL;
@@ -491,6 +495,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
 	cancel_work_sync(&chan->work);
+	cancel_work_sync(&chan->reg_work);
 	/* A connect() still waiting (device removal) stops waiting. */
 	if (!completion_done(&chan->connected)) {
 		chan->cm_err = chan->err;
@@ -513,6 +518,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	}
 	/* No worker, no completion, no CM event any more: take it all back. */
 	ordma_xfer_flush(chan, chan->err, false);
+	ordma_mr_flush(chan);
 	if (chan->qp) {
 		ib_destroy_qp(chan->qp);
 		chan->qp = NULL;
@@ -856,8 +862,8 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 	info->out_errors = atomic64_read(&chan->errors);
 	info->out_inflight = atomic64_read(&chan->inflight);
 	info->out_chunks_held = atomic_read(&chan->held);
-	info->out_pages_pinned = 0;	/* the copy path pins nothing */
-	info->out_mrs_live = 0;
+	info->out_pages_pinned = atomic64_read(&chan->pages_pinned);
+	info->out_mrs_live = atomic_read(&chan->mrs_live);
 	info->out_rx_size = chan->rx_size;
 }
 

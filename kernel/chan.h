@@ -16,10 +16,63 @@
 #define ORDMA_RX_DEPTH		16
 /* Most sends a channel keeps posted. */
 #define ORDMA_TX_DEPTH		32
+/* Registered segments a channel has at once, all stages. */
+#define ORDMA_SEG_DEPTH		4
+/* Largest segment, in pages (2 MiB). */
+#define ORDMA_SEG_MAX_PAGES	512
+/* Registrations this small measure the fixed cost of one. */
+#define ORDMA_SEG_SMALL_PAGES	4
 /* Completion queue entries a channel takes from the device's CQ pool;
  * one more for ib_drain_qp()'s marker.
  */
 #define ORDMA_CQES		(ORDMA_RX_DEPTH + ORDMA_TX_DEPTH + 2)
+
+enum ordma_seg_state {
+	ORDMA_SEG_QUEUED,
+	ORDMA_SEG_PINNING,
+	ORDMA_SEG_READY,
+	ORDMA_SEG_USED,
+	ORDMA_SEG_FAILED,
+	ORDMA_SEG_DEREG,
+};
+
+/**
+ * struct ordma_seg - a range of a user buffer, pinned and registered
+ * @op_node: on its operation's list of segments (worker)
+ * @q_node: on chan->reg_todo or chan->reg_done (chan->lock)
+ * @all_node: on chan->segs while it lives (chan->lock)
+ * @chan: the channel
+ * @uaddr: start of the range in the owner's mm
+ * @off: offset of the range in its operation's buffer (worker)
+ * @len: length of the range
+ * @state: enum ordma_seg_state; see the top of mr.c for who writes it
+ * @abandoned: the worker gave it up while it was being registered (lock)
+ * @err: why registration failed (FAILED)
+ * @pinned: pages the registration pinned
+ * @mr: the registration (lkey for sends, iova = @uaddr)
+ * @sends: sends from this segment posted and not completed (worker)
+ * @t_queued: when the worker asked for it, ns
+ * @reg_ns: time pinning and registering it took, ns
+ * @counted: its hidden time is accounted (worker)
+ */
+struct ordma_seg {
+	struct list_head op_node;
+	struct list_head q_node;
+	struct list_head all_node;
+	struct ordma_chan *chan;
+	u64 uaddr;
+	u64 off;
+	u64 len;
+	enum ordma_seg_state state;
+	bool abandoned;
+	int err;
+	u32 pinned;
+	struct ib_mr *mr;
+	u32 sends;
+	u64 t_queued;
+	u64 reg_ns;
+	bool counted;
+};
 
 enum ordma_chan_phase {
 	ORDMA_PHASE_CONNECTING,
@@ -57,6 +110,8 @@ enum ordma_chan_phase {
  * @tx_held: chunks held for sending (worker)
  * @rx_posted: receives posted (worker)
  * @tx_posted: sends posted (worker)
+ * @tx_mark: start of the cost model's current wire window, ns (worker)
+ * @tx_bytes: bytes completed in that window (worker)
  * @rx_ring: receive chunks taken off the ring and reusable (worker)
  * @rx_spare: chunks on @rx_ring (worker)
  * @qp_flushed: the worker moved the QP to the error state (worker)
@@ -69,6 +124,14 @@ enum ordma_chan_phase {
  * @ctrl: header-only messages to send: acks and read requests (worker)
  * @next_op_id: ids of one-sided operations (worker)
  * @pool_waiter: registered when the pool had no chunk for us
+ * @reg_work: the registration worker (mr.c)
+ * @segs: every live segment (lock)
+ * @reg_todo: segments for the registration worker (lock)
+ * @reg_done: segments registered (or failed) for the worker (lock)
+ * @nsegs: live segments (lock)
+ * @nsegs_max: most live segments, 0 when sends cannot use segments
+ * @seg_cap: largest segment one MR maps, bytes
+ * @pages_pinned, @mrs_live: what the channel's segments hold now (atomic)
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
  *
  * @odev, @cm_id, @qp and @cq are set while the channel is built (connect's
@@ -112,6 +175,8 @@ struct ordma_chan {
 	u32 tx_held;
 	u32 rx_posted;
 	u32 tx_posted;
+	u64 tx_mark;
+	u64 tx_bytes;
 	struct list_head rx_ring;
 	u32 rx_spare;
 	bool qp_flushed;
@@ -124,6 +189,16 @@ struct ordma_chan {
 	struct list_head ctrl;
 	u64 next_op_id;
 	struct ordma_pool_waiter pool_waiter;
+
+	struct work_struct reg_work;
+	struct list_head segs;		/* lock */
+	struct list_head reg_todo;	/* lock */
+	struct list_head reg_done;	/* lock */
+	u32 nsegs;			/* lock */
+	u32 nsegs_max;
+	u64 seg_cap;
+	atomic64_t pages_pinned;
+	atomic_t mrs_live;
 
 	atomic64_t bytes_tx;
 	atomic64_t bytes_rx;
@@ -171,6 +246,13 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx);
 void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc);
 void ordma_chan_kick(struct ordma_chan *chan);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
+
+/* mr.c */
+void ordma_mr_work(struct work_struct *work);
+struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len);
+void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
+void ordma_mr_flush(struct ordma_chan *chan);
+void ordma_mr_init(struct ordma_chan *chan);
 
 extern struct workqueue_struct *ordma_wq;
 

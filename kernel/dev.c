@@ -91,6 +91,9 @@ int ordma_dev_add(struct ib_device *ibdev)
 	init_completion(&odev->released);
 	mutex_init(&odev->chans_lock);
 	INIT_LIST_HEAD(&odev->chans);
+	spin_lock_init(&odev->model_lock);
+	ordma_model_init(&odev->model);
+	odev->mode = ORDMA_MODE_AUTO;
 
 	odev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(odev->pd)) {

@@ -14,6 +14,7 @@
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/mm.h>
+#include <linux/capability.h>
 
 #include "ordma.h"
 
@@ -31,6 +32,9 @@ struct ordma_file *ordma_file_alloc(void)
 		return NULL;
 	ofile->mm = current->mm;
 	mmgrab(ofile->mm);
+	/* Pinning runs in a worker later: take the caller's limit now. */
+	ofile->lock_limit = capable(CAP_IPC_LOCK) ? ULONG_MAX :
+			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	xa_init_flags(&ofile->objs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
 	init_rwsem(&ofile->windows_rwsem);

@@ -20,6 +20,7 @@
 #include <uapi/linux/ordma.h>
 
 #include "compat.h"
+#include "plan.h"
 
 struct ordma_dev;
 
@@ -34,6 +35,8 @@ struct ordma_dev;
  * @cqe: completion entry for the holder's work request
  * @owner: the holder's context (its channel), set by the holder
  * @priv: the holder's: what the chunk carries (the operation of a send)
+ * @seg: the holder's: the registered segment a send's payload comes from
+ * @seg_off: the holder's: where in @seg that payload starts
  * @held: the holder's chunk counter, charged by ordma_chunk_get()
  * @status: the holder's: work completion status of @cqe
  */
@@ -47,6 +50,8 @@ struct ordma_chunk {
 	struct ib_cqe cqe;
 	void *owner;
 	void *priv;
+	void *seg;
+	u64 seg_off;
 	atomic_t *held;
 	int status;
 };
@@ -112,6 +117,17 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
  * @bytes_rx: payload bytes received by every channel, ever
  * @ops: operations completed
  * @errors: operations completed with an error
+ * @mode: enum ordma_mode, the sysfs knob (READ_ONCE)
+ * @model_lock: protects @model
+ * @model: the cost model the planner uses, measured online
+ * @bytes_copied: payload bytes sent through pool chunks
+ * @bytes_zerocopy: payload bytes sent from registered user pages
+ * @registrations: segments registered
+ * @reg_ns: time spent pinning and registering, ns
+ * @hidden_ns: the part of @reg_ns the data path did not wait for, ns
+ * @fallbacks: segments that could not be registered and were copied
+ * @pages_pinned: user pages pinned now
+ * @mrs_live: MRs holding a registration now
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
@@ -125,6 +141,17 @@ struct ordma_dev {
 	atomic64_t bytes_rx;
 	atomic64_t ops;
 	atomic64_t errors;
+	int mode;
+	spinlock_t model_lock;		/* model */
+	struct ordma_model model;	/* model_lock */
+	atomic64_t bytes_copied;
+	atomic64_t bytes_zerocopy;
+	atomic64_t registrations;
+	atomic64_t reg_ns;
+	atomic64_t hidden_ns;
+	atomic64_t fallbacks;
+	atomic64_t pages_pinned;
+	atomic_t mrs_live;
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;
@@ -149,9 +176,12 @@ extern struct ib_client ordma_client;
  * @cq_len: entries on @cq
  * @cq_wait: woken when an operation completes; poll() waits here
  * @kref: the file and every channel of it hold a reference
+ * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
+ *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
  */
 struct ordma_file {
 	struct mm_struct *mm;
+	unsigned long lock_limit;
 	struct xarray objs;
 	struct xarray windows;
 	struct rw_semaphore windows_rwsem;	/* see above */
@@ -194,6 +224,16 @@ struct ordma_window {
  * @inflight: chunks of this operation posted and not completed
  * @res: result once complete: bytes or -errno
  * @started: a RECV has matched the head message
+ * @planned: the planner has split this SEND or WRITE (worker)
+ * @segs: its registered segments, in buffer order (worker)
+ * @zc_start: offset where registered segments start; bytes before it are
+ *	copied (worker)
+ * @seg_next: offset of the next segment to ask for (worker)
+ * @seg_len: size of the next segment (worker)
+ * @seg_max: largest segment (worker)
+ * @t_start: when its first byte was posted, ns (worker)
+ * @t_wait: since when it waits for a segment, ns, or 0 (worker)
+ * @zc_only: mode zerocopy: wait for segments rather than copy (worker)
  */
 struct ordma_req {
 	struct list_head node;
@@ -210,6 +250,15 @@ struct ordma_req {
 	u32 inflight;
 	s64 res;
 	bool started;
+	bool planned;
+	struct list_head segs;
+	u64 zc_start;
+	u64 seg_next;
+	u64 seg_len;
+	u64 seg_max;
+	u64 t_start;
+	u64 t_wait;
+	bool zc_only;
 };
 
 /* file.c */

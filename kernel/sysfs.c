@@ -87,17 +87,56 @@ ORDMA_DEV_SHOW(bytes_rx, atomic64_read(&odev->bytes_rx));
 ORDMA_DEV_SHOW(ops, atomic64_read(&odev->ops));
 ORDMA_DEV_SHOW(errors, atomic64_read(&odev->errors));
 ORDMA_DEV_SHOW(channels, atomic_read(&odev->nchans));
-/* The copy path pins and registers nothing; the overlap engine will. */
-static ssize_t ordma_zero_show(struct device *dev,
-			       struct device_attribute *attr, char *buf)
+ORDMA_DEV_SHOW(pages_pinned, atomic64_read(&odev->pages_pinned));
+ORDMA_DEV_SHOW(mrs_live, atomic_read(&odev->mrs_live));
+ORDMA_DEV_SHOW(bytes_copied, atomic64_read(&odev->bytes_copied));
+ORDMA_DEV_SHOW(bytes_zerocopy, atomic64_read(&odev->bytes_zerocopy));
+ORDMA_DEV_SHOW(registrations, atomic64_read(&odev->registrations));
+ORDMA_DEV_SHOW(reg_ns, atomic64_read(&odev->reg_ns));
+ORDMA_DEV_SHOW(hidden_ns, atomic64_read(&odev->hidden_ns));
+ORDMA_DEV_SHOW(fallbacks, atomic64_read(&odev->fallbacks));
+
+/* One value of the cost model, read under its lock. */
+#define ORDMA_MODEL_SHOW(_name)						\
+static ssize_t model_##_name##_show(struct device *dev,		\
+				    struct device_attribute *attr,	\
+				    char *buf)				\
+{									\
+	struct ordma_dev *odev = to_ordma_dev(dev);			\
+	u64 val;							\
+									\
+	spin_lock(&odev->model_lock);					\
+	val = odev->model._name;					\
+	spin_unlock(&odev->model_lock);					\
+	return sysfs_emit(buf, "%llu\n", val);				\
+}									\
+static DEVICE_ATTR_RO(model_##_name)
+
+ORDMA_MODEL_SHOW(pin_ns_page);
+ORDMA_MODEL_SHOW(reg_ns);
+ORDMA_MODEL_SHOW(copy_ps_byte);
+ORDMA_MODEL_SHOW(wire_ps_byte);
+ORDMA_MODEL_SHOW(wr_ns);
+
+static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
 {
-	return sysfs_emit(buf, "0\n");
+	return sysfs_emit(buf, "%s\n",
+			  ordma_mode_names[READ_ONCE(to_ordma_dev(dev)->mode)]);
 }
 
-static struct device_attribute dev_attr_pages_pinned =
-	__ATTR(pages_pinned, 0444, ordma_zero_show, NULL);
-static struct device_attribute dev_attr_mrs_live =
-	__ATTR(mrs_live, 0444, ordma_zero_show, NULL);
+static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
+			  const char *buf, size_t count)
+{
+	int mode = ordma_mode_parse(buf, count);
+
+	if (mode < 0)
+		return mode;
+	WRITE_ONCE(to_ordma_dev(dev)->mode, mode);
+	return count;
+}
+static DEVICE_ATTR_RW(mode);
+
 ORDMA_POOL_SHOW(chunks_held, pool->chunks_total - pool->chunks_free)
 static DEVICE_ATTR_RO(chunks_held);
 
@@ -127,6 +166,18 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_channels.attr,
 	&dev_attr_pages_pinned.attr,
 	&dev_attr_mrs_live.attr,
+	&dev_attr_bytes_copied.attr,
+	&dev_attr_bytes_zerocopy.attr,
+	&dev_attr_registrations.attr,
+	&dev_attr_reg_ns.attr,
+	&dev_attr_hidden_ns.attr,
+	&dev_attr_fallbacks.attr,
+	&dev_attr_mode.attr,
+	&dev_attr_model_pin_ns_page.attr,
+	&dev_attr_model_reg_ns.attr,
+	&dev_attr_model_copy_ps_byte.attr,
+	&dev_attr_model_wire_ps_byte.attr,
+	&dev_attr_model_wr_ns.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(ordma_dev);

@@ -25,6 +25,7 @@
 #include <linux/sched/mm.h>
 #include <linux/kthread.h>
 #include <linux/uaccess.h>
+#include <linux/ktime.h>
 
 #include "chan.h"
 
@@ -53,6 +54,10 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	INIT_LIST_HEAD(&chan->ctrl);
 	INIT_LIST_HEAD(&chan->pool_waiter.node);
 	chan->pool_waiter.fn = ordma_chan_pool_wake;
+	INIT_LIST_HEAD(&chan->segs);
+	INIT_LIST_HEAD(&chan->reg_todo);
+	INIT_LIST_HEAD(&chan->reg_done);
+	INIT_WORK(&chan->reg_work, ordma_mr_work);
 	chan->next_op_id = 1;
 }
 
@@ -133,9 +138,26 @@ static struct ordma_chunk *ordma_xfer_get(struct ordma_chan *chan)
 
 /* ---- completing operations ---------------------------------------------- */
 
+/* Give back the segments of @op no send uses any more, up to @upto. */
+static void ordma_op_put_segs(struct ordma_chan *chan, struct ordma_req *op,
+			      u64 upto)
+{
+	struct ordma_seg *seg, *tmp;
+
+	if (!op->planned)
+		return;
+	list_for_each_entry_safe(seg, tmp, &op->segs, op_node) {
+		if (seg->off + seg->len > upto || seg->sends)
+			break;
+		list_del_init(&seg->op_node);
+		ordma_seg_put(chan, seg);
+	}
+}
+
 static void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 			      s64 res)
 {
+	ordma_op_put_segs(chan, op, U64_MAX);
 	list_del_init(&op->node);
 	atomic64_inc(&chan->ops);
 	atomic64_inc(&chan->odev->ops);
@@ -458,31 +480,51 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			 struct ordma_req *op)
 {
+	struct ordma_seg *seg = chunk->seg;
 	struct ib_send_wr wr = {};
-	struct ib_sge sge;
+	struct ib_sge sge[2];
+	u32 plen = chunk->len - ORDMA_HDR_LEN;
 	int ret;
 
 	chunk->owner = chan;
 	chunk->priv = op;
 	chunk->cqe.done = ordma_tx_done;
-	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
-				      chunk->len, DMA_TO_DEVICE);
-	sge.addr = chunk->dma;
-	sge.length = chunk->len;
-	sge.lkey = chan->odev->pd->local_dma_lkey;
-	wr.wr_cqe = &chunk->cqe;
-	wr.sg_list = &sge;
+	sge[0].addr = chunk->dma;
+	sge[0].lkey = chan->odev->pd->local_dma_lkey;
 	wr.num_sge = 1;
+	if (seg) {
+		/* The header from the chunk, the payload from the user pages. */
+		sge[0].length = ORDMA_HDR_LEN;
+		sge[1].addr = seg->mr->iova + chunk->seg_off;
+		sge[1].length = plen;
+		sge[1].lkey = seg->mr->lkey;
+		wr.num_sge = plen ? 2 : 1;
+	} else {
+		sge[0].length = chunk->len;
+	}
+	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
+				      sge[0].length, DMA_TO_DEVICE);
+	wr.wr_cqe = &chunk->cqe;
+	wr.sg_list = sge;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	ret = ib_post_send(chan->qp, &wr, NULL);
 	if (ret)
 		return ret;
-	chan->tx_posted++;
-	if (op)
+	if (!chan->tx_posted++) {
+		/* The queue gets busy: a new wire window. */
+		chan->tx_mark = ktime_get_ns();
+		chan->tx_bytes = 0;
+	}
+	if (op) {
 		op->inflight++;
-	atomic64_add(chunk->len - ORDMA_HDR_LEN, &chan->bytes_tx);
-	atomic64_add(chunk->len - ORDMA_HDR_LEN, &chan->odev->bytes_tx);
+		atomic64_add(plen, seg ? &chan->odev->bytes_zerocopy :
+				   &chan->odev->bytes_copied);
+	}
+	if (seg)
+		seg->sends++;
+	atomic64_add(plen, &chan->bytes_tx);
+	atomic64_add(plen, &chan->odev->bytes_tx);
 	return 0;
 }
 
@@ -497,24 +539,175 @@ static void ordma_tx_put(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	ordma_chunk_put(chunk);
 }
 
-/* Fill @chunk with the next piece of a SEND or WRITE; false if none fits. */
-static bool ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
-			     struct ordma_req *op, bool mm_ok)
+/*
+ * The planner splits a SEND or WRITE the first time the worker looks at it:
+ * a prefix through pool chunks, the rest from registered segments.
+ */
+static void ordma_tx_plan(struct ordma_chan *chan, struct ordma_req *op)
+{
+	struct ordma_dev *odev = chan->odev;
+	struct ordma_plan plan = { .copy_len = op->len };
+	int mode = READ_ONCE(odev->mode);
+
+	op->planned = true;
+	if (chan->nsegs_max) {
+		spin_lock(&odev->model_lock);
+		ordma_plan_make(&odev->model, mode, op->addr, op->len,
+				chan->seg_cap, PAGE_SHIFT, &plan);
+		spin_unlock(&odev->model_lock);
+	}
+	op->zc_start = min(plan.copy_len, op->len);
+	op->seg_len = plan.seg_first;
+	op->seg_max = clamp_t(u64, plan.seg_max, PAGE_SIZE, chan->seg_cap);
+	op->seg_next = op->seg_len ? op->zc_start : op->len;
+	op->zc_only = mode == ORDMA_MODE_ZEROCOPY;
+}
+
+/* Ask for the next segments of @op, as many as the channel has slots. */
+static void ordma_tx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
+{
+	u64 start, end, last = op->addr + op->len;
+	struct ordma_seg *seg;
+
+	while (op->seg_next < op->len) {
+		start = op->addr + op->seg_next;
+		end = start + min3(op->seg_len, op->len - op->seg_next,
+				   chan->seg_cap - offset_in_page(start));
+		/* Later segments start on a page boundary. */
+		if (end < last && (end & PAGE_MASK) > start)
+			end &= PAGE_MASK;
+		seg = ordma_seg_queue(chan, start, end - start);
+		if (!seg)
+			return;
+		seg->off = op->seg_next;
+		list_add_tail(&seg->op_node, &op->segs);
+		op->seg_next += end - start;
+		op->seg_len = min(op->seg_len * 2, op->seg_max);
+	}
+}
+
+/* Segments registered (or not) since the last look. */
+static void ordma_tx_take_segs(struct ordma_chan *chan)
+{
+	struct ordma_dev *odev = chan->odev;
+	struct ordma_seg *seg, *tmp;
+	LIST_HEAD(done);
+
+	spin_lock_irq(&chan->lock);
+	list_splice_init(&chan->reg_done, &done);
+	list_for_each_entry(seg, &done, q_node)
+		if (seg->state == ORDMA_SEG_READY)
+			seg->state = ORDMA_SEG_USED;
+	spin_unlock_irq(&chan->lock);
+	list_for_each_entry_safe(seg, tmp, &done, q_node) {
+		list_del_init(&seg->q_node);
+		if (seg->state == ORDMA_SEG_FAILED)
+			atomic64_inc(&odev->fallbacks);
+	}
+}
+
+/*
+ * First send from @seg: the part of its registration time nobody waited
+ * for was hidden behind the copies and the wire.
+ */
+static void ordma_seg_account(struct ordma_chan *chan, struct ordma_req *op,
+			      struct ordma_seg *seg)
+{
+	u64 stall = 0;
+
+	if (seg->counted)
+		return;
+	seg->counted = true;
+	if (op->t_wait) {
+		stall = ktime_get_ns() - op->t_wait;
+		op->t_wait = 0;
+	}
+	atomic64_add(seg->reg_ns - min(seg->reg_ns, stall),
+		     &chan->odev->hidden_ns);
+}
+
+static struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
+{
+	struct ordma_seg *seg;
+
+	list_for_each_entry(seg, &op->segs, op_node)
+		if (off >= seg->off && off - seg->off < seg->len)
+			return seg;
+	return NULL;
+}
+
+/*
+ * Where the next piece of @op comes from: a registered segment (returned,
+ * with *n cut to it), or the copy path (NULL). -EAGAIN: wait for a segment
+ * (mode zerocopy only; the other modes copy while the segment registers).
+ */
+static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
+					 struct ordma_req *op, u64 *n)
+{
+	u64 off = op->posted;
+	struct ordma_seg *seg;
+
+	if (off < op->zc_start) {
+		*n = min(*n, op->zc_start - off);
+		return NULL;
+	}
+	seg = ordma_op_seg(op, off);
+	if (!seg)
+		return op->zc_only && op->seg_next < op->len ?
+			ERR_PTR(-EAGAIN) : NULL;
+	*n = min(*n, seg->off + seg->len - off);
+	if (seg->state == ORDMA_SEG_USED) {
+		ordma_seg_account(chan, op, seg);
+		return seg;
+	}
+	if (seg->state == ORDMA_SEG_FAILED || !op->zc_only)
+		return NULL;
+	return ERR_PTR(-EAGAIN);
+}
+
+/*
+ * Fill @chunk with the next piece of a SEND or WRITE: 1 if filled, 0 if
+ * the operation failed instead, -EAGAIN to wait for a segment.
+ */
+static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
+			    struct ordma_req *op, bool mm_ok)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
 	u64 n = min_t(u64, op->len - op->posted, ordma_payload_max(chan, chunk));
 	bool write = op->op == ORDMA_OP_WRITE;
+	struct ordma_seg *seg;
+	u64 t0;
+
+	if (!op->planned)
+		ordma_tx_plan(chan, op);
+	ordma_tx_ask_segs(chan, op);
+	seg = ordma_tx_source(chan, op, &n);
+	if (IS_ERR(seg)) {
+		if (!op->t_wait)
+			op->t_wait = ktime_get_ns();
+		return PTR_ERR(seg);
+	}
 
 	memset(hdr, 0, sizeof(*hdr));
-	if (!mm_ok || copy_from_user(hdr + 1,
-				     u64_to_user_ptr(op->addr + op->posted),
-				     n)) {
+	chunk->seg = seg;
+	t0 = ktime_get_ns();
+	if (!op->posted)
+		op->t_start = t0;
+	if (seg) {
+		chunk->seg_off = op->addr + op->posted - seg->uaddr;
+	} else if (!mm_ok ||
+		   copy_from_user(hdr + 1,
+				  u64_to_user_ptr(op->addr + op->posted), n)) {
 		op->res = -EFAULT;
 		if (op->posted && !write)
 			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
 					 -EFAULT, NULL);
 		op->posted = op->len;	/* nothing more goes out */
-		return false;
+		return 0;
+	} else if (n >= PAGE_SIZE) {
+		spin_lock(&chan->odev->model_lock);
+		ordma_model_copy(&chan->odev->model, n, ktime_get_ns() - t0);
+		spin_unlock(&chan->odev->model_lock);
 	}
 	hdr->version = ORDMA_WIRE_VERSION;
 	hdr->opcode = write ? ORDMA_WIRE_WRITE : ORDMA_WIRE_MSG;
@@ -532,7 +725,7 @@ static bool ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	if (op->posted == op->len)
 		hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
 	chunk->len = ORDMA_HDR_LEN + n;
-	return true;
+	return 1;
 }
 
 /* Serve the head remote read into @chunk; false if nothing to send. */
@@ -606,8 +799,10 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 	struct ordma_chunk *chunk;
 	struct ordma_ctrl *c;
 	struct ordma_req *op;
-	bool progress = false, filled;
+	bool progress = false;
+	int filled;
 
+	ordma_tx_take_segs(chan);
 	while (chan->tx_posted < ORDMA_TX_DEPTH) {
 		c = list_first_entry_or_null(&chan->ctrl, struct ordma_ctrl,
 					     node);
@@ -620,6 +815,7 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 		if (!chunk)
 			break;
 		chan->tx_held++;
+		chunk->seg = NULL;
 
 		if (c) {
 			memcpy(chunk->buf, &c->hdr, sizeof(c->hdr));
@@ -632,8 +828,15 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 			op = NULL;
 		} else {
 			filled = ordma_tx_fill_op(chan, chunk, op, mm_ok);
+			if (filled == -EAGAIN) {
+				/* Kicked again when the segment is ready. */
+				ordma_tx_put(chan, chunk);
+				break;
+			}
 			if (!filled && !op->inflight)
 				ordma_op_complete(chan, op, op->res);
+			else if (!filled)
+				ordma_op_put_segs(chan, op, op->posted);
 		}
 		progress = true;
 		if (!filled) {
@@ -645,8 +848,43 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 			ordma_chan_fail(chan, -EIO);
 			break;
 		}
+		/* Segments the copy path overtook are of no use any more. */
+		if (op)
+			ordma_op_put_segs(chan, op, op->posted);
 	}
 	return progress;
+}
+
+/*
+ * Feed the cost model from the send completions. While the send queue
+ * stays busy the wire is the bottleneck: bytes completed over the busy time
+ * (sampled every ORDMA_WIRE_WINDOW bytes, and when the queue drains) is its
+ * rate. Completions arrive in batches, so single intervals would not do. A
+ * small operation alone on an idle queue measures the fixed cost of a work
+ * request.
+ */
+#define ORDMA_WIRE_WINDOW	(4U << 20)
+#define ORDMA_WIRE_MIN		(256U << 10)
+
+static void ordma_tx_sample(struct ordma_chan *chan, struct ordma_chunk *chunk,
+			    struct ordma_req *op)
+{
+	struct ordma_dev *odev = chan->odev;
+	u64 now = ktime_get_ns();
+
+	chan->tx_bytes += chunk->len;
+	spin_lock(&odev->model_lock);
+	if (chan->tx_bytes >= ORDMA_WIRE_WINDOW ||
+	    (!chan->tx_posted && chan->tx_bytes >= ORDMA_WIRE_MIN)) {
+		ordma_model_wire(&odev->model, chan->tx_bytes,
+				 now - chan->tx_mark);
+		chan->tx_bytes = 0;
+		chan->tx_mark = now;
+	}
+	if (op && !op->res && op->t_start && op->len <= PAGE_SIZE &&
+	    !chan->tx_posted)
+		ordma_model_wr(&odev->model, now - op->t_start);
+	spin_unlock(&odev->model_lock);
 }
 
 /* A send of ours completed: the peer's HCA has the bytes. */
@@ -654,16 +892,27 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk)
 {
 	struct ordma_req *op = chunk->priv;
+	struct ordma_seg *seg = chunk->seg;
 
 	chan->tx_posted--;
-	if (chunk->status != IB_WC_SUCCESS && chunk->status != IB_WC_WR_FLUSH_ERR)
+	if (op)
+		op->inflight--;
+	if (chunk->status == IB_WC_SUCCESS)
+		ordma_tx_sample(chan, chunk, op && !op->inflight ? op : NULL);
+	else if (chunk->status != IB_WC_WR_FLUSH_ERR)
 		ordma_chan_fail(chan, -EIO);
+	if (seg) {
+		seg->sends--;
+		chunk->seg = NULL;
+	}
 	ordma_tx_put(chan, chunk);
 	if (!op)
 		return;
-	op->inflight--;
+	ordma_op_put_segs(chan, op, op->posted);
 	if (op->inflight || op->posted < op->len)
 		return;
+	/* Nothing of it is on the wire any more: deregister now. */
+	ordma_op_put_segs(chan, op, U64_MAX);
 	if (op->op == ORDMA_OP_SEND || op->res)
 		ordma_op_complete(chan, op, op->res ? op->res : (s64)op->len);
 	/* A successful WRITE completes when the peer acknowledges it. */
@@ -721,12 +970,14 @@ static void ordma_xfer_take_submitted(struct ordma_chan *chan,
 		list_del(&op->node);
 		switch (op->op) {
 		case ORDMA_OP_SEND:
+			INIT_LIST_HEAD(&op->segs);
 			list_add_tail(&op->node, &chan->sendq);
 			break;
 		case ORDMA_OP_RECV:
 			list_add_tail(&op->node, &chan->recvq);
 			break;
 		case ORDMA_OP_WRITE:
+			INIT_LIST_HEAD(&op->segs);
 			op->op_id = chan->next_op_id++;
 			list_add_tail(&op->node, &chan->writeq);
 			break;

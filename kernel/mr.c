@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Registered segments: the zero-copy half of a transfer.
+ *
+ * A segment is a range of a user buffer that the channel's registration
+ * worker (chan->reg_work) pins and registers as an MR of the device's PD
+ * with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, checked
+ * against the owner's RLIMIT_MEMLOCK here). While it does, the data path
+ * worker keeps copying the head of the buffer through pool chunks; it sends
+ * straight from the segment once the segment comes back ready. When the
+ * last send from a segment has completed the worker gives it back and the
+ * registration worker deregisters it (ib_dereg_mr(), which unpins): none of
+ * that is on the critical path of the transfer.
+ *
+ * Why not fast registration (IB_WR_REG_MR on the channel's QP, MRs from an
+ * ib_mr_pool)? Flow control between ordma endpoints is RNR retry, and
+ * rdma_rxe (6.1) re-executes local work requests when a retry rewinds the
+ * send queue: a REG_MR between two sends runs twice and fails the QP. A
+ * registration that is not a work request cannot be replayed, is usable by
+ * the QP as soon as it returns, and needs no LOCAL_INV.
+ *
+ * Life of a segment (enum ordma_seg_state), and who moves it:
+ *
+ *   QUEUED   on chan->reg_todo         worker creates it; reg_work takes it
+ *   PINNING  reg_work only             pin and register
+ *   READY    on chan->reg_done         reg_work hands it to the worker
+ *   USED     worker only               sends from it
+ *   FAILED   on chan->reg_done         could not register: copied instead
+ *   DEREG    on chan->reg_todo         worker gave it back; deregister
+ *
+ * chan->lock protects the queue links, @state while the segment is on a
+ * queue, @abandoned and chan->nsegs; chan->segs lists every live segment
+ * (lock) so ordma_mr_flush() finds them all once both workers are stopped.
+ * The worker may give up a segment it has not got back yet (the copy path
+ * overtook it): it sets @abandoned and reg_work gives it back itself.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+
+#include "chan.h"
+
+static void ordma_seg_kick(struct ordma_chan *chan)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	if (!chan->closing)
+		queue_work(ordma_wq, &chan->reg_work);
+	spin_unlock_irqrestore(&chan->lock, flags);
+}
+
+/*
+ * Would pinning @npages more exceed the owner's RLIMIT_MEMLOCK? The RDMA
+ * core charges mm->pinned_vm when it pins, but in a worker, which is always
+ * allowed to: check against the limit the owner had when it opened the
+ * file. Channels register concurrently, so the check may overshoot by one
+ * segment per channel.
+ */
+static int ordma_seg_charge(struct ordma_file *ofile, u32 npages)
+{
+	if (ofile->lock_limit == ULONG_MAX)
+		return 0;
+	if (atomic64_read(&ofile->mm->pinned_vm) + npages > ofile->lock_limit)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Undo ordma_seg_prepare(). */
+static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_dev *odev = chan->odev;
+
+	if (!seg->mr)
+		return;
+	ib_dereg_mr(seg->mr);
+	seg->mr = NULL;
+	atomic_dec(&odev->mrs_live);
+	atomic_dec(&chan->mrs_live);
+	atomic64_sub(seg->pinned, &odev->pages_pinned);
+	atomic64_sub(seg->pinned, &chan->pages_pinned);
+	seg->pinned = 0;
+}
+
+static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	unsigned long flags;
+
+	ordma_seg_unprepare(chan, seg);
+	spin_lock_irqsave(&chan->lock, flags);
+	list_del(&seg->all_node);
+	chan->nsegs--;
+	spin_unlock_irqrestore(&chan->lock, flags);
+	kfree(seg);
+	/* A segment slot is free: the worker may want it. */
+	ordma_chan_kick(chan);
+}
+
+/*
+ * Pin and register @seg. Runs in reg_work with the owner's mm adopted
+ * (the RDMA core pins current->mm). Feeds the cost model: small segments
+ * measure the fixed cost of a registration, larger ones the cost per page.
+ */
+static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_dev *odev = chan->odev;
+	u32 npages = (PAGE_ALIGN(seg->uaddr + seg->len) -
+		      (seg->uaddr & PAGE_MASK)) >> PAGE_SHIFT;
+	struct ib_mr *mr;
+	u64 t0, ns;
+	int ret;
+
+	ret = ordma_seg_charge(chan->ofile, npages);
+	if (ret)
+		return ret;
+	t0 = ktime_get_ns();
+	/* The source is only read: no FOLL_WRITE, read-only mappings work. */
+	mr = ib_reg_user_mr(odev->pd, seg->uaddr, seg->len, seg->uaddr, 0);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	ns = ktime_get_ns() - t0;
+	seg->mr = mr;
+	seg->pinned = npages;
+	atomic_inc(&odev->mrs_live);
+	atomic_inc(&chan->mrs_live);
+	atomic64_add(npages, &odev->pages_pinned);
+	atomic64_add(npages, &chan->pages_pinned);
+
+	spin_lock(&odev->model_lock);
+	if (npages <= ORDMA_SEG_SMALL_PAGES)
+		ordma_model_reg(&odev->model, ns);
+	else
+		ordma_model_pin(&odev->model, npages,
+				ns - min(ns, odev->model.reg_ns));
+	spin_unlock(&odev->model_lock);
+	atomic64_inc(&odev->registrations);
+	atomic64_add(ns, &odev->reg_ns);
+	seg->reg_ns = ns;
+	return 0;
+}
+
+/* Register a segment taken off reg_todo and hand it to the worker. */
+static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
+			       bool mm_ok)
+{
+	bool abandoned;
+	int ret;
+
+	ret = mm_ok ? ordma_seg_prepare(chan, seg) : -EFAULT;
+	spin_lock_irq(&chan->lock);
+	abandoned = seg->abandoned;
+	if (!abandoned) {
+		seg->err = ret;
+		seg->state = ret ? ORDMA_SEG_FAILED : ORDMA_SEG_READY;
+		list_add_tail(&seg->q_node, &chan->reg_done);
+	}
+	spin_unlock_irq(&chan->lock);
+	if (abandoned)
+		ordma_seg_free(chan, seg);
+	else
+		ordma_chan_kick(chan);
+}
+
+/**
+ * ordma_mr_work() - the registration worker of a channel
+ * @work: chan->reg_work
+ *
+ * Registers and deregisters segments in the order they were queued.
+ */
+void ordma_mr_work(struct work_struct *work)
+{
+	struct ordma_chan *chan = container_of(work, struct ordma_chan,
+					       reg_work);
+	struct mm_struct *mm = chan->ofile->mm;
+	bool mm_ok = mmget_not_zero(mm);
+	struct ordma_seg *seg;
+
+	if (mm_ok)
+		kthread_use_mm(mm);
+	for (;;) {
+		spin_lock_irq(&chan->lock);
+		seg = list_first_entry_or_null(&chan->reg_todo,
+					       struct ordma_seg, q_node);
+		if (seg) {
+			list_del_init(&seg->q_node);
+			if (seg->state == ORDMA_SEG_QUEUED)
+				seg->state = ORDMA_SEG_PINNING;
+		}
+		spin_unlock_irq(&chan->lock);
+		if (!seg)
+			break;
+		if (seg->state == ORDMA_SEG_PINNING)
+			ordma_seg_register(chan, seg, mm_ok);
+		else	/* ORDMA_SEG_DEREG */
+			ordma_seg_free(chan, seg);
+		cond_resched();
+	}
+	if (mm_ok) {
+		kthread_unuse_mm(mm);
+		mmput(mm);
+	}
+}
+
+/**
+ * ordma_seg_queue() - ask for a range of a user buffer to be registered
+ * @chan: the channel; called by its worker
+ * @uaddr: start of the range
+ * @len: its length
+ *
+ * Return: the segment (QUEUED) or NULL when out of memory or out of
+ * segment slots.
+ */
+struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len)
+{
+	struct ordma_seg *seg;
+
+	if (chan->nsegs_max == 0)
+		return NULL;
+	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
+	if (!seg)
+		return NULL;
+	seg->chan = chan;
+	seg->uaddr = uaddr;
+	seg->len = len;
+	seg->state = ORDMA_SEG_QUEUED;
+	INIT_LIST_HEAD(&seg->op_node);
+	seg->t_queued = ktime_get_ns();
+	spin_lock_irq(&chan->lock);
+	if (chan->nsegs >= chan->nsegs_max) {
+		spin_unlock_irq(&chan->lock);
+		kfree(seg);
+		return NULL;
+	}
+	chan->nsegs++;
+	list_add_tail(&seg->all_node, &chan->segs);
+	list_add_tail(&seg->q_node, &chan->reg_todo);
+	spin_unlock_irq(&chan->lock);
+	ordma_seg_kick(chan);
+	return seg;
+}
+
+/**
+ * ordma_seg_put() - the worker is done with a segment
+ * @chan: the channel; called by its worker
+ * @seg: a segment the worker queued; no send from it is still posted
+ *
+ * A registered segment is deregistered by the registration worker, off the
+ * data path; one the worker never got back is abandoned to it.
+ */
+void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	bool free_now = false;
+
+	spin_lock_irq(&chan->lock);
+	switch (seg->state) {
+	case ORDMA_SEG_PINNING:
+		seg->abandoned = true;
+		break;
+	case ORDMA_SEG_QUEUED:
+	case ORDMA_SEG_READY:
+	case ORDMA_SEG_FAILED:
+		/* Still on reg_todo or reg_done. */
+		list_del_init(&seg->q_node);
+		fallthrough;
+	default:
+		if (seg->mr) {
+			seg->state = ORDMA_SEG_DEREG;
+			list_add_tail(&seg->q_node, &chan->reg_todo);
+		} else {
+			free_now = true;
+		}
+		break;
+	}
+	spin_unlock_irq(&chan->lock);
+	if (free_now)
+		ordma_seg_free(chan, seg);
+	else
+		ordma_seg_kick(chan);
+}
+
+/**
+ * ordma_mr_flush() - give back every segment of a channel
+ * @chan: the channel; its worker and registration worker are stopped and
+ *	its QP drained, so nothing else touches a segment
+ */
+void ordma_mr_flush(struct ordma_chan *chan)
+{
+	struct ordma_seg *seg, *tmp;
+	LIST_HEAD(all);
+
+	spin_lock_irq(&chan->lock);
+	list_splice_init(&chan->segs, &all);
+	INIT_LIST_HEAD(&chan->reg_todo);
+	INIT_LIST_HEAD(&chan->reg_done);
+	spin_unlock_irq(&chan->lock);
+	list_for_each_entry_safe(seg, tmp, &all, all_node) {
+		list_del(&seg->all_node);
+		list_del_init(&seg->op_node);
+		ordma_seg_unprepare(chan, seg);
+		kfree(seg);
+	}
+	chan->nsegs = 0;
+}
+
+/**
+ * ordma_mr_init() - may a new channel send from registered segments?
+ * @chan: the channel, its QP just created
+ *
+ * It needs two send SGEs (a header from a chunk and a payload from a
+ * segment); without them everything goes through the copy path.
+ */
+void ordma_mr_init(struct ordma_chan *chan)
+{
+	chan->nsegs_max = 0;
+	if (chan->odev->ibdev->attrs.max_send_sge < 2)
+		return;
+	chan->nsegs_max = ORDMA_SEG_DEPTH;
+	chan->seg_cap = (u64)ORDMA_SEG_MAX_PAGES << PAGE_SHIFT;
+}
