@@ -224,12 +224,13 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
 	/* One more of each for ib_drain_qp()'s marker. */
-	attr.cap.max_send_wr = ORDMA_TX_DEPTH + 1;
+	attr.cap.max_send_wr = 2 * ORDMA_TX_DEPTH + 1;
 	attr.cap.max_recv_wr = ORDMA_RX_DEPTH + 1;
 	/* A header from a chunk and a payload from a registered segment. */
 	attr.cap.max_send_sge = min(2, cm_id->device->attrs.max_send_sge);
 	attr.cap.max_recv_sge = 1;
-	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	/* A placed send's RDMA WRITE completes with the send after it. */
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	ret = rdma_create_qp(cm_id, odev->pd, &attr);
 	if (ret)

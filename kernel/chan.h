@@ -14,7 +14,9 @@
 
 /* Most receive buffers a channel keeps posted. */
 #define ORDMA_RX_DEPTH		16
-/* Most sends a channel keeps posted. */
+/* Most sends a channel keeps posted (each may have an unsignaled RDMA WRITE
+ * before it: the send queue holds twice as many work requests).
+ */
 #define ORDMA_TX_DEPTH		32
 /* Registered segments a channel has at once, all stages. */
 #define ORDMA_SEG_DEPTH		4
@@ -45,6 +47,9 @@ enum ordma_seg_state {
  * @uaddr: start of the range in the owner's mm
  * @off: offset of the range in its operation's buffer (worker)
  * @len: length of the range
+ * @write: a destination: registered for the peer's RDMA WRITE
+ * @msg_id: the message it receives (destination, worker)
+ * @offered: a PLACE for it was queued (destination, worker)
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it
  * @abandoned: the worker gave it up while it was being registered (lock)
  * @err: why registration failed (FAILED)
@@ -63,6 +68,9 @@ struct ordma_seg {
 	u64 uaddr;
 	u64 off;
 	u64 len;
+	bool write;
+	u64 msg_id;
+	bool offered;
 	enum ordma_seg_state state;
 	bool abandoned;
 	int err;
@@ -123,6 +131,7 @@ enum ordma_chan_phase {
  * @remote_reads: READ_REQ chunks being served (worker)
  * @ctrl: header-only messages to send: acks and read requests (worker)
  * @next_op_id: ids of one-sided operations (worker)
+ * @next_msg_id: ids of our messages, from 1 (worker)
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -188,6 +197,7 @@ struct ordma_chan {
 	struct list_head remote_reads;
 	struct list_head ctrl;
 	u64 next_op_id;
+	u64 next_msg_id;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;
@@ -249,7 +259,8 @@ void ordma_chan_fail(struct ordma_chan *chan, int err);
 
 /* mr.c */
 void ordma_mr_work(struct work_struct *work);
-struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len);
+struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
+				  bool write);
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 void ordma_mr_flush(struct ordma_chan *chan);
 void ordma_mr_init(struct ordma_chan *chan);

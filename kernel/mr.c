@@ -116,8 +116,13 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	if (ret)
 		return ret;
 	t0 = ktime_get_ns();
-	/* The source is only read: no FOLL_WRITE, read-only mappings work. */
-	mr = ib_reg_user_mr(odev->pd, seg->uaddr, seg->len, seg->uaddr, 0);
+	/*
+	 * A source is only read (no FOLL_WRITE: read-only mappings work); a
+	 * destination is offered to the peer for RDMA WRITE.
+	 */
+	mr = ib_reg_user_mr(odev->pd, seg->uaddr, seg->len, seg->uaddr,
+			    seg->write ? IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_REMOTE_WRITE : 0);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	ns = ktime_get_ns() - t0;
@@ -208,11 +213,13 @@ void ordma_mr_work(struct work_struct *work)
  * @chan: the channel; called by its worker
  * @uaddr: start of the range
  * @len: its length
+ * @write: the range is a destination, for the peer to RDMA WRITE into
  *
  * Return: the segment (QUEUED) or NULL when out of memory or out of
  * segment slots.
  */
-struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len)
+struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
+				  bool write)
 {
 	struct ordma_seg *seg;
 
@@ -224,6 +231,7 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len)
 	seg->chan = chan;
 	seg->uaddr = uaddr;
 	seg->len = len;
+	seg->write = write;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
 	seg->t_queued = ktime_get_ns();

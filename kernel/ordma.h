@@ -37,6 +37,9 @@ struct ordma_dev;
  * @priv: the holder's: what the chunk carries (the operation of a send)
  * @seg: the holder's: the registered segment a send's payload comes from
  * @seg_off: the holder's: where in @seg that payload starts
+ * @raddr: the holder's: where the peer offered to take the payload (placed
+ *	sends: an RDMA WRITE there, then the header alone)
+ * @rkey: the holder's: the peer's key for @raddr; 0: a plain send
  * @held: the holder's chunk counter, charged by ordma_chunk_get()
  * @status: the holder's: work completion status of @cqe
  */
@@ -52,6 +55,8 @@ struct ordma_chunk {
 	void *priv;
 	void *seg;
 	u64 seg_off;
+	u64 raddr;
+	u32 rkey;
 	atomic_t *held;
 	int status;
 };
@@ -126,6 +131,7 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
  * @reg_ns: time spent pinning and registering, ns
  * @hidden_ns: the part of @reg_ns the data path did not wait for, ns
  * @fallbacks: segments that could not be registered and were copied
+ * @bytes_placed: payload bytes the peer wrote straight into receive buffers
  * @pages_pinned: user pages pinned now
  * @mrs_live: MRs holding a registration now
  */
@@ -150,6 +156,7 @@ struct ordma_dev {
 	atomic64_t reg_ns;
 	atomic64_t hidden_ns;
 	atomic64_t fallbacks;
+	atomic64_t bytes_placed;
 	atomic64_t pages_pinned;
 	atomic_t mrs_live;
 	struct device *cdev;
@@ -234,6 +241,7 @@ struct ordma_window {
  * @t_start: when its first byte was posted, ns (worker)
  * @t_wait: since when it waits for a segment, ns, or 0 (worker)
  * @zc_only: mode zerocopy: wait for segments rather than copy (worker)
+ * @places: ranges the receiver offered for RDMA WRITE (SEND, worker)
  */
 struct ordma_req {
 	struct list_head node;
@@ -259,6 +267,7 @@ struct ordma_req {
 	u64 t_start;
 	u64 t_wait;
 	bool zc_only;
+	struct list_head places;
 };
 
 /* file.c */

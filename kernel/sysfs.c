@@ -95,6 +95,7 @@ ORDMA_DEV_SHOW(registrations, atomic64_read(&odev->registrations));
 ORDMA_DEV_SHOW(reg_ns, atomic64_read(&odev->reg_ns));
 ORDMA_DEV_SHOW(hidden_ns, atomic64_read(&odev->hidden_ns));
 ORDMA_DEV_SHOW(fallbacks, atomic64_read(&odev->fallbacks));
+ORDMA_DEV_SHOW(bytes_placed, atomic64_read(&odev->bytes_placed));
 
 /* One value of the cost model, read under its lock. */
 #define ORDMA_MODEL_SHOW(_name)						\
@@ -172,6 +173,7 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_reg_ns.attr,
 	&dev_attr_hidden_ns.attr,
 	&dev_attr_fallbacks.attr,
+	&dev_attr_bytes_placed.attr,
 	&dev_attr_mode.attr,
 	&dev_attr_model_pin_ns_page.attr,
 	&dev_attr_model_reg_ns.attr,

@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 1. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 2. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
  * ordma_wire_cm in the CM private data. Every message is one IB SEND into a
  * receive buffer the peer posted from its pool: a struct ordma_wire_hdr and
- * at most (peer's rx_size - header) payload bytes. The peer alone decides
- * where bytes land; there are no remote keys in version 1. A receiver that
- * has no buffer posted makes the sender's HCA retry (RNR, forever): that is
- * the flow control. All fields are little endian.
+ * at most (peer's rx_size - header) payload bytes. A receiver that has no
+ * buffer posted makes the sender's HCA retry (RNR, forever): that is the
+ * flow control. All fields are little endian.
+ *
+ * Version 2 adds placement: a receiver that has registered (part of) the
+ * buffer of the message it is receiving may offer it (PLACE, with a remote
+ * key); the sender may then RDMA WRITE bytes of that range straight into
+ * it, each write followed by a MSG_PLACED that tells the receiver the bytes
+ * are there. A receiver accepts a MSG_PLACED only inside a range it
+ * offered for that very message.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	1
+#define ORDMA_WIRE_VERSION	2
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -31,7 +37,9 @@ struct ordma_wire_cm {
 };
 
 enum ordma_wire_opcode {
-	/* Part of a two-sided message: @total_len, @offset in the message. */
+	/* Part of a two-sided message: @total_len, @offset in the message;
+	 * @op_id numbers the sender's messages from 1.
+	 */
 	ORDMA_WIRE_MSG = 1,
 	/* The sender failed the current message; @status says why. */
 	ORDMA_WIRE_MSG_ABORT,
@@ -45,7 +53,16 @@ enum ordma_wire_opcode {
 	ORDMA_WIRE_READ_REQ,
 	/* Bytes of read @op_id at @offset in the operation, or its @status. */
 	ORDMA_WIRE_READ_RESP,
-	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_READ_RESP,
+	/* Receiver to sender: bytes [@offset, @offset + @total_len) of message
+	 * @op_id may be written at remote address @base with rkey @token.
+	 */
+	ORDMA_WIRE_PLACE,
+	/* Sender to receiver: bytes [@offset, @offset + @base) of message
+	 * @op_id (of @total_len) were written into an offered range; no
+	 * payload.
+	 */
+	ORDMA_WIRE_MSG_PLACED,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_MSG_PLACED,
 };
 
 #define ORDMA_WIRE_F_LAST	0x1

@@ -37,6 +37,15 @@ struct ordma_ctrl {
 	struct ordma_wire_hdr hdr;
 };
 
+/* A range of a message the receiver offered for RDMA WRITE. */
+struct ordma_place {
+	struct list_head node;
+	u64 off;
+	u64 len;
+	u64 addr;
+	u32 rkey;
+};
+
 static void ordma_chan_pool_wake(struct ordma_pool_waiter *w)
 {
 	ordma_chan_kick(container_of(w, struct ordma_chan, pool_waiter));
@@ -59,6 +68,7 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	INIT_LIST_HEAD(&chan->reg_done);
 	INIT_WORK(&chan->reg_work, ordma_mr_work);
 	chan->next_op_id = 1;
+	chan->next_msg_id = 1;
 }
 
 /**
@@ -154,10 +164,22 @@ static void ordma_op_put_segs(struct ordma_chan *chan, struct ordma_req *op,
 	}
 }
 
+static void ordma_op_free_places(struct ordma_req *op)
+{
+	struct ordma_place *pl, *tmp;
+
+	list_for_each_entry_safe(pl, tmp, &op->places, node) {
+		list_del(&pl->node);
+		kfree(pl);
+	}
+}
+
 static void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 			      s64 res)
 {
 	ordma_op_put_segs(chan, op, U64_MAX);
+	if (op->op == ORDMA_OP_SEND)
+		ordma_op_free_places(op);
 	list_del_init(&op->node);
 	atomic64_inc(&chan->ops);
 	atomic64_inc(&chan->odev->ops);
@@ -360,6 +382,35 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 		ordma_op_complete(chan, op, op->len);
 }
 
+/*
+ * The receiver offers a range of the message it is receiving: remember it
+ * if that message is still going out. An offer for a message that is done
+ * (or not ours) is ignored; one that does not fit the message is a
+ * protocol error.
+ */
+static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
+{
+	u64 off = le64_to_cpu(hdr->offset), len = le64_to_cpu(hdr->total_len);
+	struct ordma_place *pl;
+	struct ordma_req *op;
+
+	op = ordma_op_find(&chan->sendq, le64_to_cpu(hdr->op_id));
+	if (!op || op->op != ORDMA_OP_SEND || op->posted >= op->len)
+		return 0;
+	if (!len || off > op->len || len > op->len - off ||
+	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
+		return -EPROTO;
+	pl = kzalloc(sizeof(*pl), GFP_KERNEL);
+	if (!pl)
+		return 0;	/* an offer may be declined */
+	pl->off = off;
+	pl->len = len;
+	pl->addr = le64_to_cpu(hdr->base);
+	pl->rkey = le64_to_cpu(hdr->token);
+	list_add_tail(&pl->node, &op->places);
+	return 0;
+}
+
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk, bool mm_ok)
@@ -387,6 +438,15 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	case ORDMA_WIRE_MSG_ABORT:
 		list_add_tail(&chunk->node, &chan->rx_msgs);
 		return true;
+	case ORDMA_WIRE_MSG_PLACED:
+		if (plen || !le64_to_cpu(hdr->base))
+			goto bad;
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
+	case ORDMA_WIRE_PLACE:
+		if (ordma_rx_place(chan, hdr))
+			goto bad;
+		return false;
 	case ORDMA_WIRE_WRITE:
 		ordma_rx_write(chan, hdr, plen, mm_ok);
 		return false;
@@ -415,14 +475,90 @@ bad:
 	return false;
 }
 
+/*
+ * Register the rest of a RECV's buffer while its message arrives: ask for
+ * destination segments past what is arriving now, as many as the channel
+ * has slots. Each one registered is offered to the sender (PLACE).
+ */
+static void ordma_rx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
+{
+	u64 start, end, last = op->addr + op->posted;
+	struct ordma_seg *seg;
+
+	if (!op->seg_len)
+		return;
+	while (op->seg_next < op->posted) {
+		start = op->addr + op->seg_next;
+		end = start + min3(op->seg_len, op->posted - op->seg_next,
+				   chan->seg_cap - offset_in_page(start));
+		if (end < last && (end & PAGE_MASK) > start)
+			end &= PAGE_MASK;
+		seg = ordma_seg_queue(chan, start, end - start, true);
+		if (!seg)
+			return;
+		seg->off = op->seg_next;
+		seg->msg_id = op->op_id;
+		list_add_tail(&seg->op_node, &op->segs);
+		op->seg_next += end - start;
+		op->seg_len = min(op->seg_len * 2, op->seg_max);
+	}
+}
+
+/*
+ * A RECV has matched the head of a message of @total bytes, @first of them
+ * in hand: plan its buffer like a send (the planner's copied prefix is what
+ * arrives through chunks before registration can help).
+ */
+static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
+			  u64 total, u64 first)
+{
+	struct ordma_dev *odev = chan->odev;
+	struct ordma_plan plan = { .copy_len = total };
+	int mode = READ_ONCE(odev->mode);
+	u64 start;
+
+	op->planned = true;
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY)
+		return;
+	spin_lock(&odev->model_lock);
+	ordma_plan_make(&odev->model, mode, op->addr, total, chan->seg_cap,
+			PAGE_SHIFT, &plan);
+	spin_unlock(&odev->model_lock);
+	if (!plan.seg_first)
+		return;
+	/* Nothing before the next page boundary past what is here already. */
+	start = max(plan.copy_len, first);
+	start = PAGE_ALIGN(op->addr + start) - op->addr;
+	if (start >= total)
+		return;
+	op->seg_next = start;
+	op->seg_len = plan.seg_first;
+	op->seg_max = clamp_t(u64, plan.seg_max, PAGE_SIZE, chan->seg_cap);
+	ordma_rx_ask_segs(chan, op);
+}
+
+/* Is [@off, @off + @n) of @op's message inside a range we offered? */
+static bool ordma_rx_offered(struct ordma_req *op, u64 off, u64 n)
+{
+	struct ordma_seg *seg;
+
+	if (!op->planned)
+		return false;
+	list_for_each_entry(seg, &op->segs, op_node)
+		if (seg->offered && off >= seg->off &&
+		    off - seg->off <= seg->len && n <= seg->len - (off - seg->off))
+			return true;
+	return false;
+}
+
 /* Match received messages with RECV operations, in order. */
 static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 {
 	struct ordma_chunk *chunk;
 	struct ordma_wire_hdr *hdr;
 	struct ordma_req *op;
-	bool progress = false;
-	u64 total, off;
+	bool progress = false, placed;
+	u64 total, off, n;
 	u32 plen;
 
 	while ((op = list_first_entry_or_null(&chan->recvq, struct ordma_req,
@@ -438,11 +574,13 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			progress = true;
 			continue;
 		}
+		placed = hdr->opcode == ORDMA_WIRE_MSG_PLACED;
 		total = le64_to_cpu(hdr->total_len);
 		off = le64_to_cpu(hdr->offset);
 		plen = le32_to_cpu(hdr->payload_len);
+		n = placed ? le64_to_cpu(hdr->base) : plen;
 		if (!op->started) {
-			if (off) {
+			if (off || placed) {
 				ordma_chan_fail(chan, -EPROTO);
 				return progress;
 			}
@@ -454,35 +592,56 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			}
 			op->started = true;
 			op->posted = total;
+			op->op_id = le64_to_cpu(hdr->op_id);
+			ordma_rx_plan(chan, op, total, n);
 		}
-		if (off != op->done || total != op->posted ||
-		    plen > total - off) {
+		if (off != op->done || total != op->posted || n > total - off ||
+		    le64_to_cpu(hdr->op_id) != op->op_id ||
+		    (placed && !ordma_rx_offered(op, off, n))) {
 			ordma_chan_fail(chan, -EPROTO);
 			return progress;
 		}
-		if (!op->res && (!mm_ok ||
-				 copy_to_user(u64_to_user_ptr(op->addr + off),
-					      hdr + 1, plen)))
+		if (placed) {
+			atomic64_add(n, &chan->bytes_rx);
+			atomic64_add(n, &chan->odev->bytes_rx);
+			atomic64_add(n, &chan->odev->bytes_placed);
+		} else if (!op->res && (!mm_ok ||
+				      copy_to_user(u64_to_user_ptr(op->addr + off),
+						   hdr + 1, plen))) {
 			op->res = -EFAULT;
-		op->done += plen;
+		}
+		op->done += n;
 		list_del(&chunk->node);
 		ordma_rx_recycle(chan, chunk);
 		progress = true;
-		if (op->done == total)
+		if (op->done == total) {
 			ordma_op_complete(chan, op, op->res ? op->res :
 					  (s64)total);
+			continue;
+		}
+		/* Ranges complete now are no longer offered: more slots. */
+		ordma_op_put_segs(chan, op, op->done);
+		if (op->planned && op->seg_len)
+			ordma_rx_ask_segs(chan, op);
 	}
 	return progress;
 }
 
 /* ---- sending -------------------------------------------------------------- */
 
+/*
+ * Post one piece: a SEND of header and payload (the payload from the chunk
+ * or from a registered segment), or for a placed piece an unsignaled RDMA
+ * WRITE of the payload into the receiver's buffer followed by the SEND of
+ * the header alone; the WRITE is done when the SEND completes.
+ */
 static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			 struct ordma_req *op)
 {
 	struct ordma_seg *seg = chunk->seg;
+	struct ib_rdma_wr wwr = {};
 	struct ib_send_wr wr = {};
-	struct ib_sge sge[2];
+	struct ib_sge sge[2], pay;
 	u32 plen = chunk->len - ORDMA_HDR_LEN;
 	int ret;
 
@@ -491,24 +650,38 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chunk->cqe.done = ordma_tx_done;
 	sge[0].addr = chunk->dma;
 	sge[0].lkey = chan->odev->pd->local_dma_lkey;
+	sge[0].length = seg || chunk->rkey ? ORDMA_HDR_LEN : chunk->len;
 	wr.num_sge = 1;
 	if (seg) {
-		/* The header from the chunk, the payload from the user pages. */
-		sge[0].length = ORDMA_HDR_LEN;
-		sge[1].addr = seg->mr->iova + chunk->seg_off;
-		sge[1].length = plen;
-		sge[1].lkey = seg->mr->lkey;
-		wr.num_sge = plen ? 2 : 1;
+		pay.addr = seg->mr->iova + chunk->seg_off;
+		pay.lkey = seg->mr->lkey;
 	} else {
-		sge[0].length = chunk->len;
+		pay.addr = chunk->dma + ORDMA_HDR_LEN;
+		pay.lkey = chan->odev->pd->local_dma_lkey;
+	}
+	pay.length = plen;
+	if (seg && !chunk->rkey && plen) {
+		sge[1] = pay;
+		wr.num_sge = 2;
 	}
 	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
-				      sge[0].length, DMA_TO_DEVICE);
+				      seg ? ORDMA_HDR_LEN : chunk->len,
+				      DMA_TO_DEVICE);
 	wr.wr_cqe = &chunk->cqe;
 	wr.sg_list = sge;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	ret = ib_post_send(chan->qp, &wr, NULL);
+	if (chunk->rkey) {
+		wwr.wr.opcode = IB_WR_RDMA_WRITE;
+		wwr.wr.sg_list = &pay;
+		wwr.wr.num_sge = 1;
+		wwr.wr.next = &wr;
+		wwr.remote_addr = chunk->raddr;
+		wwr.rkey = chunk->rkey;
+		ret = ib_post_send(chan->qp, &wwr.wr, NULL);
+	} else {
+		ret = ib_post_send(chan->qp, &wr, NULL);
+	}
 	if (ret)
 		return ret;
 	if (!chan->tx_posted++) {
@@ -576,7 +749,7 @@ static void ordma_tx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
 		/* Later segments start on a page boundary. */
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
-		seg = ordma_seg_queue(chan, start, end - start);
+		seg = ordma_seg_queue(chan, start, end - start, false);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
@@ -584,6 +757,19 @@ static void ordma_tx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
 		op->seg_next += end - start;
 		op->seg_len = min(op->seg_len * 2, op->seg_max);
 	}
+}
+
+/* Offer a registered destination segment to the sender. */
+static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_wire_hdr req = {};
+
+	req.offset = cpu_to_le64(seg->off);
+	req.total_len = cpu_to_le64(seg->len);
+	req.base = cpu_to_le64(seg->mr->iova);
+	req.token = cpu_to_le64(seg->mr->rkey);
+	ordma_ctrl_queue(chan, ORDMA_WIRE_PLACE, seg->msg_id, 0, &req);
+	seg->offered = true;
 }
 
 /* Segments registered (or not) since the last look. */
@@ -603,6 +789,8 @@ static void ordma_tx_take_segs(struct ordma_chan *chan)
 		list_del_init(&seg->q_node);
 		if (seg->state == ORDMA_SEG_FAILED)
 			atomic64_inc(&odev->fallbacks);
+		else if (seg->write)
+			ordma_rx_offer(chan, seg);
 	}
 }
 
@@ -624,6 +812,17 @@ static void ordma_seg_account(struct ordma_chan *chan, struct ordma_req *op,
 	}
 	atomic64_add(seg->reg_ns - min(seg->reg_ns, stall),
 		     &chan->odev->hidden_ns);
+}
+
+/* The range the receiver offered that holds offset @off, if any. */
+static struct ordma_place *ordma_tx_place(struct ordma_req *op, u64 off)
+{
+	struct ordma_place *pl;
+
+	list_for_each_entry(pl, &op->places, node)
+		if (off >= pl->off && off - pl->off < pl->len)
+			return pl;
+	return NULL;
 }
 
 static struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
@@ -673,8 +872,9 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			    struct ordma_req *op, bool mm_ok)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
-	u64 n = min_t(u64, op->len - op->posted, ordma_payload_max(chan, chunk));
+	u64 n = op->len - op->posted, pmax = ordma_payload_max(chan, chunk);
 	bool write = op->op == ORDMA_OP_WRITE;
+	struct ordma_place *pl;
 	struct ordma_seg *seg;
 	u64 t0;
 
@@ -687,6 +887,12 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			op->t_wait = ktime_get_ns();
 		return PTR_ERR(seg);
 	}
+	pl = write ? NULL : ordma_tx_place(op, op->posted);
+	if (pl)
+		n = min(n, pl->off + pl->len - op->posted);
+	/* A placed piece from a segment is one RDMA WRITE of any size. */
+	if (!pl || !seg)
+		n = min(n, pmax);
 
 	memset(hdr, 0, sizeof(*hdr));
 	chunk->seg = seg;
@@ -717,9 +923,17 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		hdr->offset = cpu_to_le64(op->offset + op->posted);
 		hdr->base = cpu_to_le64(op->offset);
 		hdr->token = cpu_to_le64(op->token);
-		hdr->op_id = cpu_to_le64(op->op_id);
 	} else {
 		hdr->offset = cpu_to_le64(op->posted);
+	}
+	hdr->op_id = cpu_to_le64(op->op_id);
+	if (pl) {
+		/* The bytes go by RDMA WRITE; the header says where. */
+		hdr->opcode = ORDMA_WIRE_MSG_PLACED;
+		hdr->payload_len = 0;
+		hdr->base = cpu_to_le64(n);
+		chunk->raddr = pl->addr + (op->posted - pl->off);
+		chunk->rkey = pl->rkey;
 	}
 	op->posted += n;
 	if (op->posted == op->len)
@@ -816,6 +1030,7 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 			break;
 		chan->tx_held++;
 		chunk->seg = NULL;
+		chunk->rkey = 0;
 
 		if (c) {
 			memcpy(chunk->buf, &c->hdr, sizeof(c->hdr));
@@ -971,9 +1186,12 @@ static void ordma_xfer_take_submitted(struct ordma_chan *chan,
 		switch (op->op) {
 		case ORDMA_OP_SEND:
 			INIT_LIST_HEAD(&op->segs);
+			INIT_LIST_HEAD(&op->places);
+			op->op_id = chan->next_msg_id++;
 			list_add_tail(&op->node, &chan->sendq);
 			break;
 		case ORDMA_OP_RECV:
+			INIT_LIST_HEAD(&op->segs);
 			list_add_tail(&op->node, &chan->recvq);
 			break;
 		case ORDMA_OP_WRITE:
@@ -1047,6 +1265,8 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 	ordma_xfer_reap(chan, &done, keep_rx, keep_rx);
 	list_for_each_entry_safe(op, tmp, &sub, node) {
 		list_del(&op->node);
+		INIT_LIST_HEAD(&op->segs);
+		INIT_LIST_HEAD(&op->places);
 		list_add_tail(&op->node, &chan->sendq);
 	}
 	ordma_fail_queue(chan, &chan->sendq, err);

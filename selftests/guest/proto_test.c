@@ -9,13 +9,16 @@
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <rdma/rdma_cma.h>
 #include <linux/ordma.h>
 
 #include "ordma_test.h"
 #include "kselftest_harness.h"
 
-/* Version 1 of the wire protocol, as a peer must speak it. */
+/* The wire protocol (kernel/wire.h), as a peer must speak it. */
+#define WIRE_VERSION	2
+
 struct wire_cm {
 	uint8_t version;
 	uint8_t reserved[3];
@@ -182,9 +185,16 @@ static void expect_closed_with_eproto(struct __test_metadata *_metadata,
 	ASSERT_EQ(len, i) TH_LOG("the receive buffer was written at %zu", i);
 }
 
-TEST_F(proto, wrong_version_is_refused)
+TEST_F(proto, older_version_is_refused)
 {
-	EXPECT_EQ((int)RDMA_CM_EVENT_REJECTED, hostile_connect(self, 2));
+	EXPECT_EQ((int)RDMA_CM_EVENT_REJECTED,
+		  hostile_connect(self, WIRE_VERSION - 1));
+}
+
+TEST_F(proto, newer_version_is_refused)
+{
+	EXPECT_EQ((int)RDMA_CM_EVENT_REJECTED,
+		  hostile_connect(self, WIRE_VERSION + 1));
 }
 
 TEST_F(proto, bad_header_version_closes_channel)
@@ -193,7 +203,8 @@ TEST_F(proto, bad_header_version_closes_channel)
 	char rbuf[4096] = { 0 };
 	__u32 chan;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED, hostile_connect(self, 1));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
 	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
 	memset(self->buf, 0x77, sizeof(self->buf));
 	h->version = 9;
@@ -211,11 +222,12 @@ TEST_F(proto, lying_payload_length_closes_channel)
 	char rbuf[4096] = { 0 };
 	__u32 chan;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED, hostile_connect(self, 1));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
 	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
 	memset(self->buf, 0x77, sizeof(self->buf));
 	memset(h, 0, sizeof(*h));
-	h->version = 1;
+	h->version = WIRE_VERSION;
 	h->opcode = 1;
 	h->payload_len = 60000;	/* only 100 bytes follow */
 	h->total_len = 60000;
@@ -229,11 +241,12 @@ TEST_F(proto, message_piece_out_of_order_closes_channel)
 	char rbuf[4096] = { 0 };
 	__u32 chan;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED, hostile_connect(self, 1));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
 	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
 	memset(self->buf, 0x77, sizeof(self->buf));
 	memset(h, 0, sizeof(*h));
-	h->version = 1;
+	h->version = WIRE_VERSION;
 	h->opcode = 1;
 	h->payload_len = 100;
 	h->total_len = 1000;
@@ -247,11 +260,310 @@ TEST_F(proto, truncated_header_closes_channel)
 	char rbuf[4096] = { 0 };
 	__u32 chan;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED, hostile_connect(self, 1));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
 	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
 	memset(self->buf, 1, sizeof(self->buf));
 	ASSERT_EQ(0, hostile_send(self, 10));
 	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
+}
+
+/* -- placement: the peer writes into ranges ordma offered ------------------- */
+
+#define PL_LEN		(1024 * 1024)
+#define PL_FIRST	4096
+#define WIRE_MSG	1
+#define WIRE_PLACE	7
+#define WIRE_MSG_PLACED	8
+
+/* The hostile side's buffers for placement: what it sends and receives. */
+struct place_peer {
+	unsigned char *src;	/* PL_LEN bytes: the message */
+	struct ibv_mr *src_mr;
+	struct wire_hdr hdrs[8];	/* receive buffers for ordma's PLACEs */
+	struct ibv_mr *hdrs_mr;
+	unsigned char piece[65536];	/* one MSG: header + payload */
+	struct ibv_mr *piece_mr;
+	int offers[8];		/* receive buffers holding a PLACE, in order */
+	int noffers;
+};
+
+static unsigned char pl_byte(size_t i)
+{
+	return (unsigned char)(i * 131 + (i >> 12) * 7 + 1);
+}
+
+static int place_peer_init(FIXTURE_DATA(proto) *self, struct place_peer *pp)
+{
+	struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
+	struct ibv_sge sge;
+	size_t i;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->src = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pp->src == MAP_FAILED)
+		return -1;
+	for (i = 0; i < PL_LEN; i++)
+		pp->src[i] = pl_byte(i);
+	pp->src_mr = ibv_reg_mr(self->pd, pp->src, PL_LEN, 0);
+	pp->hdrs_mr = ibv_reg_mr(self->pd, pp->hdrs, sizeof(pp->hdrs),
+				 IBV_ACCESS_LOCAL_WRITE);
+	pp->piece_mr = ibv_reg_mr(self->pd, pp->piece, sizeof(pp->piece), 0);
+	if (!pp->src_mr || !pp->hdrs_mr || !pp->piece_mr)
+		return -1;
+	for (i = 0; i < 8; i++) {
+		sge.addr = (uintptr_t)&pp->hdrs[i];
+		sge.length = sizeof(pp->hdrs[i]);
+		sge.lkey = pp->hdrs_mr->lkey;
+		wr.wr_id = 100 + i;
+		wr.sg_list = &sge;
+		if (ibv_post_recv(self->id->qp, &wr, &bad))
+			return -1;
+	}
+	return 0;
+}
+
+static void place_peer_fini(struct place_peer *pp)
+{
+	if (pp->src_mr)
+		ibv_dereg_mr(pp->src_mr);
+	if (pp->hdrs_mr)
+		ibv_dereg_mr(pp->hdrs_mr);
+	if (pp->piece_mr)
+		ibv_dereg_mr(pp->piece_mr);
+	if (pp->src && pp->src != MAP_FAILED)
+		munmap(pp->src, PL_LEN);
+}
+
+/* Note a receive completion: ordma sent us something (a PLACE). */
+static void place_note_recv(struct place_peer *pp, struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV &&
+	    pp->noffers < 8)
+		pp->offers[pp->noffers++] = wc->wr_id - 100;
+}
+
+/* Post work requests (chained) and wait for the last one's completion. */
+static int place_post(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		      struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	if (ibv_post_send(self->id->qp, wr, &bad))
+		return -1;
+	for (;;) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 0 && tries++ > 10000))
+			return -1;
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.opcode == IBV_WC_RECV) {
+			place_note_recv(pp, &wc);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS)
+			return -1;
+		if (wc.opcode == IBV_WC_SEND)
+			return 0;
+	}
+}
+
+/* One MSG piece of message 1: bytes [off, off + len) of the pattern. */
+static int place_send_piece(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			    size_t off, size_t len)
+{
+	struct wire_hdr *h = (struct wire_hdr *)pp->piece;
+	struct ibv_sge sge = { .addr = (uintptr_t)pp->piece,
+			       .length = sizeof(*h) + len,
+			       .lkey = pp->piece_mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_MSG;
+	h->payload_len = len;
+	h->total_len = PL_LEN;
+	h->offset = off;
+	h->op_id = 1;
+	memcpy(h + 1, pp->src + off, len);
+	return place_post(self, pp, &wr);
+}
+
+/* Pieces of at most 60000 bytes for [off, end). */
+static int place_send_range(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			    size_t off, size_t end)
+{
+	size_t n;
+
+	while (off < end) {
+		n = end - off < 60000 ? end - off : 60000;
+		if (place_send_piece(self, pp, off, n))
+			return -1;
+		off += n;
+	}
+	return 0;
+}
+
+/* RDMA WRITE [off, off + len) to raddr/rkey, then MSG_PLACED for @msg. */
+static int place_write(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		       size_t off, size_t len, uint64_t raddr, uint32_t rkey,
+		       uint64_t msg)
+{
+	struct wire_hdr *h = (struct wire_hdr *)pp->piece;
+	struct ibv_sge wsge = { .addr = (uintptr_t)pp->src + off,
+				.length = len, .lkey = pp->src_mr->lkey };
+	struct ibv_sge hsge = { .addr = (uintptr_t)pp->piece,
+				.length = sizeof(*h),
+				.lkey = pp->piece_mr->lkey };
+	struct ibv_send_wr hwr = { .sg_list = &hsge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr wwr = { .sg_list = &wsge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_WRITE,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .next = &hwr };
+
+	wwr.wr.rdma.remote_addr = raddr;
+	wwr.wr.rdma.rkey = rkey;
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_MSG_PLACED;
+	h->total_len = PL_LEN;
+	h->offset = off;
+	h->base = len;
+	h->op_id = msg;
+	return place_post(self, pp, &wwr);
+}
+
+/* Wait for ordma's first PLACE; fill @h with it. */
+static int place_wait_offer(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			    struct wire_hdr *h)
+{
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	while (!pp->noffers) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 0 && tries++ > 20000))
+			return -1;
+		if (n == 0)
+			usleep(1000);
+		else
+			place_note_recv(pp, &wc);
+	}
+	*h = pp->hdrs[pp->offers[0]];
+	return h->opcode == WIRE_PLACE ? 0 : -1;
+}
+
+static int sysfs_get(const char *attr, unsigned long long *v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ret = fscanf(f, "%llu", v) == 1 ? 0 : -1;
+	fclose(f);
+	return ret;
+}
+
+static int mode_write(const char *mode)
+{
+	FILE *f = fopen("/sys/class/ordma/rxe0/mode", "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(mode, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * A well-behaved peer: the first piece by SEND, then ordma offers a
+ * registered range of the receive buffer; the peer RDMA WRITEs it and says
+ * so with MSG_PLACED, and sends the rest. The receive completes with every
+ * byte right, and the placed bytes are counted.
+ */
+TEST_F(proto, peer_writes_into_offered_range)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct place_peer pp;
+	struct wire_hdr offer;
+	unsigned long long placed0, placed1;
+	__u32 chan;
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	memset(rbuf, 0, PL_LEN);
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	chan = accept_and_recv(_metadata, self, rbuf, PL_LEN);
+	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
+	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
+	EXPECT_EQ(0, mode_write("auto"));
+	ASSERT_EQ((uint64_t)1, offer.op_id);
+	ASSERT_LE((uint64_t)PL_FIRST, offer.offset);
+	ASSERT_LT((uint64_t)0, offer.total_len);
+	ASSERT_GE((uint64_t)PL_LEN, offer.offset + offer.total_len);
+	ASSERT_EQ((unsigned long)rbuf + offer.offset, offer.base);
+	ASSERT_EQ(0, place_send_range(self, &pp, PL_FIRST, offer.offset));
+	ASSERT_EQ(0, place_write(self, &pp, offer.offset, offer.total_len,
+				 offer.base, (uint32_t)offer.token, 1));
+	ASSERT_EQ(0, place_send_range(self, &pp,
+				      offer.offset + offer.total_len, PL_LEN));
+	ASSERT_EQ(PL_LEN, wait_res(self->fd));
+	for (i = 0; i < PL_LEN; i++)
+		if (rbuf[i] != pl_byte(i))
+			break;
+	ASSERT_EQ((size_t)PL_LEN, i) TH_LOG("first wrong byte at %zu", i);
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed1));
+	ASSERT_EQ(offer.total_len, placed1 - placed0);
+	(void)chan;
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
+}
+
+/*
+ * MSG_PLACED for bytes ordma never offered (past the end of the offered
+ * range, or for another message): the channel closes with EPROTO.
+ */
+TEST_F(proto, placed_outside_offer_closes_channel)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct place_peer pp;
+	struct wire_hdr offer;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, rbuf, PL_LEN);
+	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
+	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
+	EXPECT_EQ(0, mode_write("auto"));
+	ASSERT_EQ(0, place_send_range(self, &pp, PL_FIRST, offer.offset));
+	/* One page more than offered, written within the offered range. */
+	ASSERT_EQ(0, place_write(self, &pp, offer.offset, 4096, offer.base,
+				 (uint32_t)offer.token, 2));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
 }
 
 TEST_HARNESS_MAIN
