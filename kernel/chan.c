@@ -29,6 +29,7 @@
  * Order: chan->teardown, then odev->chans_lock; the spinlocks are innermost.
  */
 #include <linux/slab.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <net/net_namespace.h>
@@ -193,6 +194,8 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 		return -ENODEV;
 	}
 	list_add_tail(&chan->dev_node, &odev->chans);
+	/* A passive channel has no CM id of its own yet: not closable. */
+	chan->in_setup = !chan->cm_id;
 	atomic_inc(&odev->nchans);
 	mutex_unlock(&odev->chans_lock);
 	chan->odev = odev;
@@ -394,6 +397,13 @@ static int ordma_listener_request(struct ordma_listener *lis,
 		goto err_chan;
 	chan->cm_id = cm_id;
 	cm_id->context = chan;
+	/* Closable from now on, unless the device is going away. */
+	mutex_lock(&chan->odev->chans_lock);
+	chan->in_setup = false;
+	ret = chan->odev->dying ? -ENODEV : 0;
+	mutex_unlock(&chan->odev->chans_lock);
+	if (ret)
+		goto err_chan;
 
 	spin_lock_irq(&lis->lock);
 	if (lis->dead) {
@@ -793,19 +803,29 @@ void ordma_dev_kill_chans(struct ordma_dev *odev)
 	mutex_unlock(&odev->chans_lock);
 
 	for (;;) {
+		bool building = false;
+
 		mutex_lock(&odev->chans_lock);
-		chan = list_first_entry_or_null(&odev->chans,
-						struct ordma_chan, dev_node);
+		list_for_each_entry(chan, &odev->chans, dev_node) {
+			if (!chan->in_setup)
+				goto found;
+			building = true;
+		}
+		chan = NULL;
+found:
 		if (chan) {
-			if (!list_empty(&chan->dev_node)) {
-				list_del_init(&chan->dev_node);
-				atomic_dec(&chan->odev->nchans);
-			}
+			list_del_init(&chan->dev_node);
+			atomic_dec(&chan->odev->nchans);
 			ordma_chan_get(chan);
 		}
 		mutex_unlock(&odev->chans_lock);
-		if (!chan)
+		if (!chan && !building)
 			break;
+		if (!chan) {
+			/* Its request handler sees @dying and undoes it. */
+			msleep(1);
+			continue;
+		}
 		ordma_chan_close(chan, -ENODEV);
 		ordma_chan_put(chan);
 	}

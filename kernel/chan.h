@@ -108,6 +108,9 @@ enum ordma_chan_phase {
  * @connected: completed on ESTABLISHED or failure, for connect and accept
  * @cm_err: error of a failed connection attempt
  * @dev_node: on odev->chans (odev->chans_lock)
+ * @in_setup: on odev->chans but still being built by a listener's request
+ *	handler; device removal waits for it rather than closing it
+ *	(odev->chans_lock)
  * @listener: the listener that accepted it, until accept() takes it
  * @pending_node: on the listener's pending list (listener lock)
  * @peer: the peer's address
@@ -173,6 +176,7 @@ struct ordma_chan {
 	struct completion connected;
 	int cm_err;
 	struct list_head dev_node;	/* odev->chans_lock */
+	bool in_setup;			/* odev->chans_lock */
 	struct ordma_listener *listener;
 	struct list_head pending_node;	/* listener lock */
 	struct sockaddr_storage peer;

@@ -1394,8 +1394,12 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 		return ret;
 
 	if (nonblock && op->op != ORDMA_OP_RECV) {
-		/* chan->odev stays until ordma_chan_close(), which we exclude. */
-		mutex_lock(&chan->teardown);
+		/*
+		 * chan->odev stays until ordma_chan_close(), which we exclude;
+		 * a close in progress may take long (draining): do not wait.
+		 */
+		if (!mutex_trylock(&chan->teardown))
+			return -EAGAIN;
 		if (!chan->odev) {
 			mutex_unlock(&chan->teardown);
 			return -ENOTCONN;
