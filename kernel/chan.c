@@ -823,7 +823,7 @@ found:
 			break;
 		if (!chan) {
 			/* Its request handler sees @dying and undoes it. */
-			msleep(1);
+			usleep_range(1000, 2000);
 			continue;
 		}
 		ordma_chan_close(chan, -ENODEV);
