@@ -56,7 +56,7 @@ selftests: $(GUEST_TESTS) $(HOST_TESTS)
 # The hostile peer of proto_test speaks raw verbs through librdmacm.
 selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
 
-selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
+selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h selftests/ordma_ring.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 
 deps:
