@@ -24,12 +24,16 @@ HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
 .PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all
 
-TOOLS := tools/ordma-bench
+TOOLS := tools/ordma-bench tools/ordma-ringbench
 
 all: modules selftests $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
+
+# The rings through the raw ABI, with the selftests' ring helpers.
+tools/ordma-ringbench: tools/ordma-ringbench.c selftests/ordma_ring.h include/uapi/linux/ordma.h
+	$(CC) $(CFLAGS) -Iinclude/uapi -Iselftests -o $@ $<
 
 modules:
 	@[ -d "$(KDIR)" ] || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }

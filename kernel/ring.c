@@ -275,11 +275,12 @@ static void ordma_ring_read_sqe(const struct ordma_ring_sqe *src,
 
 /*
  * Take up to @want entries. Stops after an entry that failed (consumed, its
- * error posted as a completion) and before one that met a transient error.
+ * error posted as a completion) unless @all, and before one that met a
+ * transient error.
  * Return: entries consumed, or a negative errno when none was.
  */
 static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
-			     u32 want)
+			     u32 want, bool all)
 {
 	u32 mask = ring->sq_entries - 1, avail, n = 0;
 	struct ordma_ring_sqe sqe;
@@ -319,7 +320,8 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 			op->chan_id = sqe.chan_id;
 			op->cookie = sqe.cookie;
 			ordma_file_complete(ofile, op, ret);
-			break;
+			if (!all)
+				break;
 		}
 		/* The channel owns op now; it may already be complete. */
 	}
@@ -345,7 +347,7 @@ int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
 	long timeout, left;
 	int n = 0;
 
-	if (cmd->flags)
+	if (cmd->flags & ~ORDMA_ENTER_F_SUBMIT_ALL)
 		return -EINVAL;
 	if (!ring)
 		return -ENXIO;
@@ -355,7 +357,8 @@ int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
 		return -EINVAL;
 
 	if (cmd->to_submit) {
-		n = ordma_ring_submit(ofile, ring, cmd->to_submit);
+		n = ordma_ring_submit(ofile, ring, cmd->to_submit,
+				      cmd->flags & ORDMA_ENTER_F_SUBMIT_ALL);
 		if (n < 0)
 			return n;
 	} else {

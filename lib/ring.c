@@ -116,6 +116,13 @@ static int ring_init(struct ordma *o)
 	r->cq_map = ring_map(o->fd, r->cq_size, ORDMA_OFF_CQ);
 	if (!r->sq_map || !r->cq_map)
 		goto err;
+	/*
+	 * Not inherited by fork(): a child's stray writes cannot reach the
+	 * parent's rings (and the fork guard keeps the library off them).
+	 */
+	if (madvise(r->sq_map, r->sq_size, MADV_DONTFORK) ||
+	    madvise(r->cq_map, r->cq_size, MADV_DONTFORK))
+		goto err;
 	r->sq_head = (__u32 *)((char *)r->sq_map + s.out_sq_off.head);
 	r->sq_tail = (__u32 *)((char *)r->sq_map + s.out_sq_off.tail);
 	r->sqes = (void *)((char *)r->sq_map + s.out_sq_off.sqes);
@@ -228,6 +235,9 @@ static int ring_reap(struct ordma *o, struct ordma_cqe *cqes,
 
 static void ring_release(struct ordma *o)
 {
+	/* A child has no rings (MADV_DONTFORK): its addresses may be reused. */
+	if (o->ring.fork_guard && ring_forked(o))
+		o->ring.sq_map = o->ring.cq_map = NULL;
 	ring_unmap(&o->ring);
 }
 

@@ -8,6 +8,7 @@
 #define _ORDMA_RING_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -65,6 +66,12 @@ static inline int uring_init(struct uring *r, int fd, __u32 sq, __u32 cq)
 		munmap(r->sq_map, r->p.out_sq_size);
 		return ret;
 	}
+	/*
+	 * A child after fork() must not write into rings it would share with
+	 * this process: they are not inherited.
+	 */
+	madvise(r->sq_map, r->p.out_sq_size, MADV_DONTFORK);
+	madvise(r->cq_map, r->p.out_cq_size, MADV_DONTFORK);
 	r->sq_head = (__u32 *)((char *)r->sq_map + r->p.out_sq_off.head);
 	r->sq_tail = (__u32 *)((char *)r->sq_map + r->p.out_sq_off.tail);
 	r->sqes = (void *)((char *)r->sq_map + r->p.out_sq_off.sqes);
@@ -120,6 +127,22 @@ static inline void uring_prep(struct ordma_ring_sqe *sqe, __u32 op, __u32 chan,
 static inline void uring_flush_sq(struct uring *r)
 {
 	uring_store_release(r->sq_tail, r->sq_local_tail);
+}
+
+static inline int uring_enter_flags(int fd, __u32 flags, __u32 to_submit,
+				    __u32 min_complete, int timeout_ms,
+				    __u32 *submitted)
+{
+	struct ordma_ring_enter e = {
+		.size = sizeof(e), .flags = flags, .to_submit = to_submit,
+		.min_complete = min_complete, .timeout_ms = timeout_ms,
+	};
+
+	if (ioctl(fd, ORDMA_IOC_RING_ENTER, &e) < 0)
+		return -errno;
+	if (submitted)
+		*submitted = e.out_submitted;
+	return 0;
 }
 
 static inline int uring_enter_raw(int fd, __u32 to_submit, __u32 min_complete,

@@ -252,7 +252,7 @@ TEST(setup_layout_and_mmap)
 
 /* The struct of @cmd, every way the extensibility contract allows or not. */
 static void ring_ioctl_contract(struct __test_metadata *_metadata,
-				unsigned long cmd, size_t size)
+				unsigned long cmd, size_t size, __u32 valid)
 {
 	unsigned char buf[256];
 	void *un;
@@ -270,9 +270,11 @@ static void ring_ioctl_contract(struct __test_metadata *_metadata,
 		{ (long)size + 1, 0, 0, E2BIG },
 		{ (long)size + 8, 7, 0, E2BIG },
 		{ (long)size + 8, 0, 0, E2BIG },
-		{ (long)size, -1, 1, EINVAL },
+		{ (long)size, -1, (valid << 1) | 1, EINVAL },
 		{ (long)size, -1, 1U << 31, EINVAL },
+		{ (long)size, -1, ~valid, EINVAL },
 		{ (long)size, -1, ~0U, EINVAL },
+		{ (long)size, -1, valid, 0 },
 		{ (long)size + 8, -1, 0, 0 },
 		{ (long)size + 1, -1, 0, 0 },
 		{ (long)size, -1, 0, 0 },
@@ -344,13 +346,14 @@ static void ring_ioctl_contract(struct __test_metadata *_metadata,
 TEST(setup_extensibility)
 {
 	ring_ioctl_contract(_metadata, ORDMA_IOC_RING_SETUP,
-			    sizeof(struct ordma_ring_setup));
+			    sizeof(struct ordma_ring_setup), 0);
 }
 
 TEST(enter_extensibility)
 {
 	ring_ioctl_contract(_metadata, ORDMA_IOC_RING_ENTER,
-			    sizeof(struct ordma_ring_enter));
+			    sizeof(struct ordma_ring_enter),
+			    ORDMA_ENTER_F_SUBMIT_ALL);
 }
 
 /* -- every operation, data checked ------------------------------------------- */
@@ -510,6 +513,27 @@ TEST_F_TIMEOUT(ring, bad_entries_complete_with_errors, 120)
 	ASSERT_EQ(0, uring_wait_cqe(r, &cqe[0], WAIT_MS));
 	ASSERT_EQ(2ULL, cqe[0].cookie);
 	ASSERT_EQ((long long)sizeof(good), cqe[0].res);
+	/* ORDMA_ENTER_F_SUBMIT_ALL goes on after failures. */
+	ASSERT_NE(NULL, push(r, 0, p->chan[0], good, 1, 4, 0, 0));
+	ASSERT_NE(NULL, push(r, ORDMA_OP_SEND, 0x7ffffff0, good, 1, 5, 0, 0));
+	ASSERT_NE(NULL, push(r, ORDMA_OP_SEND, p->chan[0], good, sizeof(good),
+			     6, 0, 0));
+	uring_flush_sq(r);
+	ASSERT_EQ(0, uring_enter_flags(p->fd, ORDMA_ENTER_F_SUBMIT_ALL, 3, 3,
+				       WAIT_MS, &before));
+	ASSERT_EQ(3U, before);
+	for (k = 0; k < 3; k++) {
+		ASSERT_EQ(0, uring_wait_cqe(r, &cqe[0], WAIT_MS));
+		if (cqe[0].cookie == 6) {
+			ASSERT_EQ((long long)sizeof(good), cqe[0].res);
+		} else {
+			ASSERT_EQ(cqe[0].cookie == 4 ? -EINVAL : -ENOENT,
+				  cqe[0].res);
+		}
+	}
+	/* Take the extra echo. */
+	ASSERT_EQ((long long)sizeof(good), ring_op(r, ORDMA_OP_RECV, p->chan[0],
+						   good, sizeof(good), 0, 0));
 	/* Its echo, taken with the ioctl: completions still go to the ring. */
 	memset(good, 0, sizeof(good));
 	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_RECV, p->chan[0], good,
@@ -927,8 +951,9 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 {
 	static const int ok_err[] = { 0, EINVAL, EBUSY, EAGAIN, ENOMEM,
 				      ETIMEDOUT, EINTR };
+	/* An ENTER takes at most the ring: 16. */
 	unsigned char *scratch = malloc(HOSTILE_SCRATCH);
-	__u32 lis = 0, chans[2] = { 0, 0 }, sub = 0;
+	__u32 lis = 0, chans[2] = { 0, 0 }, sub = 0, khead, ctail;
 	struct ordma_accept a;
 	struct uring r;
 	int fd = chan_open(), i, k, ret, errs = 0, bad_cqes = 0, taken = 0;
@@ -949,20 +974,33 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 	chans[1] = a.out_chan_id;
 	if (uring_init(&r, fd, 16, 16))
 		return 13;
+	/* The kernel's SQ head and CQ tail as this process knows them. */
+	khead = 0;
+	ctail = 0;
 	for (i = 0; i < rounds && chan_now_ms() < end; i++) {
 		__u32 *sqw = r.sq_map, *cqw = r.cq_map;
 		unsigned int n;
 
-		switch (rnd() % 8) {
+		switch (rnd() % 16) {
 		case 0:		/* random bytes over some entries */
 			for (k = 0; k < 16; k++)
 				if (rnd() & 1)
 					for (n = 0; n < 48 / 8; n++)
 						((__u64 *)&r.sqes[k])[n] = rnd();
+			*r.sq_tail = khead + rnd() % 17;
 			break;
-		case 1:
-		case 2:
-		case 3:		/* plausible entries, a sane tail */
+		case 1:		/* random words anywhere in the control areas */
+			ctail = *r.cq_tail;
+			for (k = 0; k < 8; k++) {
+				sqw[rnd() % (r.p.out_sq_off.sqes / 4)] = rnd();
+				cqw[rnd() % (r.p.out_cq_off.cqes / 4)] = rnd();
+			}
+			break;
+		case 2:		/* indices near sane values */
+			*r.sq_tail = khead + rnd() % 20;
+			*r.cq_head = *r.cq_tail - rnd() % 20;
+			break;
+		default:	/* plausible entries, a sane tail */
 			for (k = 0; k < 16; k++) {
 				struct ordma_ring_sqe *s = &r.sqes[k];
 
@@ -977,22 +1015,7 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 				s->token = rnd() % 4 ? 0 : rnd();
 				s->offset = rnd() % 4 ? 0 : rnd() % 65536;
 			}
-			*r.sq_tail = *r.sq_head + rnd() % 17;
-			break;
-		case 4:		/* random words anywhere in the control areas */
-			for (k = 0; k < 8; k++) {
-				sqw[rnd() % (r.p.out_sq_off.sqes / 4)] = rnd();
-				cqw[rnd() % (r.p.out_cq_off.cqes / 4)] = rnd();
-			}
-			break;
-		case 5:		/* indices near sane values */
-			*r.sq_tail = *r.sq_head + rnd() % 20;
-			*r.cq_head = *r.cq_tail - rnd() % 20;
-			break;
-		default:	/* reap what is there */
-			for (n = *r.cq_head; n != *r.cq_tail && n - *r.cq_head < 16; n++)
-				bad_cqes += r.cqes[n & 15].res < 0;
-			*r.cq_head = *r.cq_tail;
+			*r.sq_tail = khead + rnd() % 17;
 			break;
 		}
 		if (rnd() % 64 == 0) {
@@ -1009,8 +1032,9 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 				return 15;
 			}
 		}
-		ret = uring_enter_raw(fd, rnd() % 40, rnd() % 20, rnd() % 3,
-				      &sub);
+		ret = uring_enter_flags(fd, rnd() % 4 ? 0 : rnd() % 4,
+					rnd() % 40, rnd() % 4 ? 0 : rnd() % 20,
+					rnd() % 3, &sub);
 		for (k = 0; k < (int)ARRAY_SIZE(ok_err); k++)
 			if (-ret == ok_err[k])
 				break;
@@ -1019,13 +1043,30 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 				strerror(-ret));
 			return 16;
 		}
-		if (ret)
+		if (ret) {
 			errs++;
-		else if (sub > 40)
+		} else if (sub > 16) {
 			return 17;
-		else
+		} else {
 			taken += sub;
+			khead += sub;
+		}
 		hist[k]++;
+		/*
+		 * The kernel never reads back the CQ tail, and rewrites it only
+		 * when it posts: put back a tail this round scribbled over.
+		 */
+		if (*r.cq_tail - ctail > 16)
+			*r.cq_tail = ctail;
+		ctail = *r.cq_tail;
+		/* Mostly, reap: count the error completions among them. */
+		if (rnd() % 4) {
+			__u32 t = uring_load_acquire(r.cq_tail);
+
+			for (n = *r.cq_head; n != t && t - n <= 16; n++)
+				bad_cqes += r.cqes[n & 15].res < 0;
+			uring_store_release(r.cq_head, t);
+		}
 	}
 	fprintf(stderr, "# hostile child: %d rounds, %d entries taken, %d error completions seen\n",
 		i, taken, bad_cqes);
@@ -1034,7 +1075,7 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 			k ? strerror(ok_err[k]) : "succeeded", hist[k]);
 	uring_exit(&r);
 	close(fd);
-	return errs && bad_cqes ? 0 : 18;
+	return errs && bad_cqes && taken > rounds / 2 ? 0 : 18;
 }
 
 TEST_F_TIMEOUT(ring, hostile_child_parent_unharmed, 300)
@@ -1056,6 +1097,8 @@ TEST_F_TIMEOUT(ring, hostile_child_parent_unharmed, 300)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Its own rings only (ours do not follow fork()), its own file. */
+		close(p->fd);
 		_exit(hostile_child(port, rounds, seed));
 	}
 	/* Meanwhile, this process's channel carries checked data. */

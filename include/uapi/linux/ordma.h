@@ -552,14 +552,18 @@ struct ordma_ring_setup {
 
 #define ORDMA_IOC_RING_SETUP	_IO(ORDMA_TYPE, ORDMA_CMD_RING_SETUP)
 
+/* Flags of ORDMA_IOC_RING_ENTER. */
+#define ORDMA_ENTER_F_SUBMIT_ALL	(1U << 0)	/* go on after a failure */
+
 /**
  * struct ordma_ring_enter - ORDMA_IOC_RING_ENTER: submit, then wait
  * @size: sizeof(struct ordma_ring_enter)
- * @flags: must be 0
+ * @flags: ORDMA_ENTER_F_SUBMIT_ALL, or 0
  * @to_submit: take at most this many entries from the SQ ring, in order.
  *	Taking stops after an entry that fails (it completes on the CQ ring
- *	with its errno), and before one that cannot be queued for now (EAGAIN,
- *	ENOMEM: it stays in the ring)
+ *	with its errno; with ORDMA_ENTER_F_SUBMIT_ALL taking goes on), and
+ *	before one that cannot be queued for now (EAGAIN, ENOMEM: it stays in
+ *	the ring)
  * @min_complete: then wait until this many completions are in the CQ ring
  *	or held back (0: do not wait), at most the CQ ring's entries
  * @timeout_ms: give up waiting after this long; -1 waits forever. Running
