@@ -2,7 +2,8 @@
 /*
  * libordma internals: the handle, its queues and the backend interface.
  *
- * Queues of a handle (none shared with the kernel yet):
+ * Queues of a handle (the library's own; the ring backend copies entries into
+ * the kernel's rings and completions out of them):
  *
  * - SQ: ORDMA_SQ_ENTRIES struct ordma_sqe. ordma_get_sqe() hands out
  *   sqes[sq_tail], ordma_submit() pushes sqes[sq_head .. sq_tail). Indices run

@@ -45,9 +45,10 @@
  * - EPERM: SUBMIT or EXPOSE from a process other than the one that opened
  *   the file (after fork(), the child must open /dev/ordma itself).
  *
- * Completions (struct ordma_cqe, read with ORDMA_IOC_WAIT) carry the bytes
- * done, or a negative errno: EMSGSIZE (the message is longer than the receive
- * buffer; it stays queued for a later, larger receive), EFAULT (the buffer
+ * Completions (struct ordma_cqe, read with ORDMA_IOC_WAIT or from the CQ
+ * ring) carry the bytes done, or a negative errno: EMSGSIZE (the message is
+ * longer than the receive buffer; it stays queued for a later, larger
+ * receive), EFAULT (the buffer
  * stopped being accessible while the operation ran), EREMOTEIO (the peer
  * failed its side: its buffer faulted, or the window refused the access),
  * ERANGE (offset + len outside the exposed window), EACCES (the window was
@@ -60,9 +61,9 @@
  *   (sq_entries 0 or above ORDMA_RING_MAX_SQ, cq_entries below sq_entries
  *   or above ORDMA_RING_MAX_CQ), ENOMEM.
  * - ORDMA_IOC_RING_ENTER: ENXIO (the file has no rings), EPERM (from a
- *   process other than the one that opened the file), EINVAL (min_complete
- *   above the CQ ring's entries; the SQ tail is more than the ring's entries
- *   ahead of its head), EBUSY (entries to submit, but completions are held
+ *   process other than the one that opened the file), EINVAL (an unknown
+ *   flag; min_complete above the CQ ring's entries; the SQ tail is more than
+ *   the ring's entries ahead of its head, or behind it), EBUSY (entries to submit, but completions are held
  *   back because the CQ ring is full: reap, then enter again), EAGAIN and
  *   ENOMEM (the first entry could not be queued for now: ORDMA_SQE_F_NONBLOCK
  *   and the pool is full, or out of memory; it stays in the SQ), EINTR and
