@@ -63,12 +63,13 @@
  * - ORDMA_IOC_RING_ENTER: ENXIO (the file has no rings), EPERM (from a
  *   process other than the one that opened the file), EINVAL (an unknown
  *   flag; min_complete above the CQ ring's entries; the SQ tail is more than
- *   the ring's entries ahead of its head, or behind it), EBUSY (entries to submit, but completions are held
- *   back because the CQ ring is full: reap, then enter again), EAGAIN and
- *   ENOMEM (the first entry could not be queued for now: ORDMA_SQE_F_NONBLOCK
- *   and the pool is full, or out of memory; it stays in the SQ), EINTR and
- *   ETIMEDOUT (while waiting; only when no entry was submitted). An ENTER
- *   that consumed entries succeeds whatever happens to its wait.
+ *   the ring's entries ahead of its head, or behind it), EBUSY (entries to
+ *   submit, but completions are held back because the CQ ring is full: reap,
+ *   then enter again), EAGAIN and ENOMEM (the first entry could not be
+ *   queued for now: ORDMA_SQE_F_NONBLOCK and the pool is full, or out of
+ *   memory; it stays in the SQ), EINTR and ETIMEDOUT (while waiting; only
+ *   when no entry was submitted). An ENTER that consumed entries succeeds
+ *   whatever happens to its wait.
  * - ORDMA_IOC_WAIT on a file with rings: EBUSY (its completions go to the
  *   CQ ring).
  * - mmap(): ENXIO (no rings yet), EINVAL (an offset other than
