@@ -57,6 +57,9 @@ $(SCRIPTS)/checkpatch.pl:
 
 selftests: $(GUEST_TESTS) $(HOST_TESTS)
 
+# The rings' index arithmetic, compiled for the host.
+selftests/host/ring_idx_test: kernel/ring_idx.h
+
 # The hostile peer of proto_test speaks raw verbs through librdmacm.
 selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
 

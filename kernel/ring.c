@@ -49,6 +49,7 @@
 #include <linux/sched/signal.h>
 
 #include "ordma.h"
+#include "ring_idx.h"
 
 /*
  * The control words at the start of each mapping; head, tail and the rest
@@ -118,12 +119,12 @@ struct ordma_ring *ordma_file_ring(struct ordma_file *ofile)
 /* ---- completions ----------------------------------------------------------- */
 
 /* Completions in the CQ ring; a hostile head counts as a full ring. */
-static u32 ordma_ring_cq_used(struct ordma_ring *ring, u32 tail)
+static u32 ordma_ring_cq_count(struct ordma_ring *ring, u32 tail)
 {
 	/* Pairs with user space's release of the head: slots it read are free. */
-	u32 used = tail - smp_load_acquire(&ring->cq->head);
+	u32 head = smp_load_acquire(&ring->cq->head);
 
-	return used > ring->cq_entries ? ring->cq_entries : used;
+	return ordma_ring_cq_used(head, tail, ring->cq_entries);
 }
 
 /*
@@ -135,18 +136,18 @@ static bool ordma_ring_flush_locked(struct ordma_file *ofile,
 				    struct ordma_ring *ring,
 				    struct list_head *done)
 {
-	u32 room, mask = ring->cq_entries - 1, tail = ring->cq_tail;
+	u32 room, tail = ring->cq_tail;
 	struct ordma_req *op, *tmp;
 	struct ordma_cqe *cqe;
 
 	lockdep_assert_held(&ofile->cq_lock);
 	if (list_empty(&ofile->cq))
 		return true;
-	room = ring->cq_entries - ordma_ring_cq_used(ring, tail);
+	room = ring->cq_entries - ordma_ring_cq_count(ring, tail);
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node) {
 		if (!room)
 			break;
-		cqe = &ring->cqes[tail & mask];
+		cqe = &ring->cqes[ordma_ring_slot(tail, ring->cq_entries)];
 		WRITE_ONCE(cqe->cookie, op->cookie);
 		WRITE_ONCE(cqe->res, op->res);
 		WRITE_ONCE(cqe->op, op->op);
@@ -213,7 +214,7 @@ static bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
 /* Completions in the ring or held back: what a waiter can count on. */
 static u32 ordma_ring_ready(struct ordma_file *ofile, struct ordma_ring *ring)
 {
-	return ordma_ring_cq_used(ring, READ_ONCE(ring->cq_tail)) +
+	return ordma_ring_cq_count(ring, READ_ONCE(ring->cq_tail)) +
 	       READ_ONCE(ofile->cq_len);
 }
 
@@ -282,7 +283,7 @@ static void ordma_ring_read_sqe(const struct ordma_ring_sqe *src,
 static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 			     u32 want, bool all)
 {
-	u32 mask = ring->sq_entries - 1, avail, n = 0;
+	u32 avail, tail, slot, n = 0;
 	struct ordma_ring_sqe sqe;
 	struct ordma_req *op;
 	int ret = 0;
@@ -294,8 +295,9 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 		goto out;
 	}
 	/* Pairs with user space's release of the tail: entries are written. */
-	avail = smp_load_acquire(&ring->sq->tail) - ring->sq_head;
-	if (avail > ring->sq_entries) {
+	tail = smp_load_acquire(&ring->sq->tail);
+	if (!ordma_ring_sq_avail(ring->sq_head, tail, ring->sq_entries,
+				 &avail)) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -306,7 +308,8 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 			ret = -ENOMEM;
 			break;
 		}
-		ordma_ring_read_sqe(&ring->sqes[ring->sq_head & mask], &sqe);
+		slot = ordma_ring_slot(ring->sq_head, ring->sq_entries);
+		ordma_ring_read_sqe(&ring->sqes[slot], &sqe);
 		ret = ordma_ring_submit_one(ofile, &sqe, op);
 		if (ret && ordma_ring_transient(ret)) {
 			kfree(op);
