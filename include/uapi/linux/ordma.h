@@ -350,6 +350,7 @@ enum ordma_chan_state {
  * @out_mrs_live: memory regions the channel holds now
  * @out_inflight: operations submitted and not yet completed
  * @out_rx_size: largest message payload one chunk carries on this channel
+ * @__reserved: must be 0
  */
 struct ordma_chan_info {
 	__u32 size;
