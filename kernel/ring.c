@@ -127,6 +127,19 @@ static u32 ordma_ring_cq_count(struct ordma_ring *ring, u32 tail)
 	return ordma_ring_cq_used(head, tail, ring->cq_entries);
 }
 
+/* Write the completion of slot @tail; the caller publishes the tail. */
+static void ordma_ring_write_cqe(struct ordma_ring *ring, u32 tail, u64 cookie,
+				 s64 res, u32 op, u32 chan_id)
+{
+	struct ordma_cqe *cqe;
+
+	cqe = &ring->cqes[ordma_ring_slot(tail, ring->cq_entries)];
+	WRITE_ONCE(cqe->cookie, cookie);
+	WRITE_ONCE(cqe->res, res);
+	WRITE_ONCE(cqe->op, op);
+	WRITE_ONCE(cqe->chan_id, chan_id);
+}
+
 /*
  * Move held-back completions (ofile->cq) into the CQ ring while there is
  * room; the requests moved go to @done, for kfree() outside the lock.
@@ -138,7 +151,6 @@ static bool ordma_ring_flush_locked(struct ordma_file *ofile,
 {
 	u32 room, tail = ring->cq_tail;
 	struct ordma_req *op, *tmp;
-	struct ordma_cqe *cqe;
 
 	lockdep_assert_held(&ofile->cq_lock);
 	if (list_empty(&ofile->cq))
@@ -147,11 +159,8 @@ static bool ordma_ring_flush_locked(struct ordma_file *ofile,
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node) {
 		if (!room)
 			break;
-		cqe = &ring->cqes[ordma_ring_slot(tail, ring->cq_entries)];
-		WRITE_ONCE(cqe->cookie, op->cookie);
-		WRITE_ONCE(cqe->res, op->res);
-		WRITE_ONCE(cqe->op, op->op);
-		WRITE_ONCE(cqe->chan_id, op->chan_id);
+		ordma_ring_write_cqe(ring, tail, op->cookie, op->res, op->op,
+				     op->chan_id);
 		tail++;
 		room--;
 		ofile->cq_len--;
@@ -240,8 +249,7 @@ static bool ordma_ring_transient(int err)
 
 /* Start one entry, copied out of the ring; errors are the entry's. */
 static int ordma_ring_submit_one(struct ordma_file *ofile,
-				 const struct ordma_ring_sqe *sqe,
-				 struct ordma_req *op)
+				 const struct ordma_ring_sqe *sqe)
 {
 	struct ordma_submit cmd = {
 		.op = sqe->op,
@@ -257,7 +265,48 @@ static int ordma_ring_submit_one(struct ordma_file *ofile,
 		return -EINVAL;
 	if (sqe->flags & ORDMA_SQE_F_NONBLOCK)
 		cmd.flags = ORDMA_F_NONBLOCK;
-	return ordma_file_submit(ofile, &cmd, op);
+	return ordma_file_submit(ofile, &cmd, NULL);
+}
+
+/*
+ * Post the error of a refused entry: straight into the CQ ring when nothing
+ * is held back and there is room (no allocation; @wake tells ENTER to wake
+ * waiters once at its end), else held back like any completion.
+ * Return: 0, or -ENOMEM and nothing was posted.
+ */
+static int ordma_ring_post_error(struct ordma_file *ofile,
+				 struct ordma_ring *ring,
+				 const struct ordma_ring_sqe *sqe, int err,
+				 bool *wake)
+{
+	struct ordma_req *op;
+	bool posted = false;
+	u32 tail;
+
+	spin_lock_irq(&ofile->cq_lock);
+	tail = ring->cq_tail;
+	if (list_empty(&ofile->cq) &&
+	    ordma_ring_cq_count(ring, tail) < ring->cq_entries) {
+		ordma_ring_write_cqe(ring, tail, sqe->cookie, err, sqe->op,
+				     sqe->chan_id);
+		WRITE_ONCE(ring->cq_tail, tail + 1);
+		/* The entry before the tail that makes it visible. */
+		smp_store_release(&ring->cq->tail, tail + 1);
+		posted = true;
+	}
+	spin_unlock_irq(&ofile->cq_lock);
+	if (posted) {
+		*wake = true;
+		return 0;
+	}
+	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	if (!op)
+		return -ENOMEM;
+	op->op = sqe->op;
+	op->chan_id = sqe->chan_id;
+	op->cookie = sqe->cookie;
+	ordma_file_complete(ofile, op, err);
+	return 0;
 }
 
 static void ordma_ring_read_sqe(const struct ordma_ring_sqe *src,
@@ -285,7 +334,7 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 {
 	u32 avail, tail, slot, n = 0;
 	struct ordma_ring_sqe sqe;
-	struct ordma_req *op;
+	bool wake = false;
 	int ret = 0;
 
 	mutex_lock(&ring->submit_lock);
@@ -303,36 +352,31 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 	}
 	want = min(want, avail);
 	while (n < want) {
-		op = kzalloc(sizeof(*op), GFP_KERNEL);
-		if (!op) {
-			ret = -ENOMEM;
-			break;
-		}
 		slot = ordma_ring_slot(ring->sq_head, ring->sq_entries);
 		ordma_ring_read_sqe(&ring->sqes[slot], &sqe);
-		ret = ordma_ring_submit_one(ofile, &sqe, op);
-		if (ret && ordma_ring_transient(ret)) {
-			kfree(op);
+		ret = ordma_ring_submit_one(ofile, &sqe);
+		if (ret && ordma_ring_transient(ret))
+			break;
+		/*
+		 * Refused: the error is its completion. A refused entry did
+		 * nothing, so if even that cannot be posted it stays.
+		 */
+		if (ret && ordma_ring_post_error(ofile, ring, &sqe, ret, &wake)) {
+			ret = -ENOMEM;
 			break;
 		}
 		ring->sq_head++;
 		n++;
-		if (ret) {
-			/* Consumed: the error is its completion. */
-			op->op = sqe.op;
-			op->chan_id = sqe.chan_id;
-			op->cookie = sqe.cookie;
-			ordma_file_complete(ofile, op, ret);
-			if (!all)
-				break;
-		}
-		/* The channel owns op now; it may already be complete. */
+		if (ret && !all)
+			break;
 	}
 	if (n)
 		/* Done reading the entries before their slots are reused. */
 		smp_store_release(&ring->sq->head, ring->sq_head);
 out:
 	mutex_unlock(&ring->submit_lock);
+	if (wake)
+		wake_up_all(&ofile->cq_wait);
 	return n ? n : ret;
 }
 
