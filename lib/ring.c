@@ -173,9 +173,9 @@ static int ring_submit(struct ordma *o, const struct ordma_sqe *const *sqes,
 	}
 	/* The entries, then the tail that hands them over. */
 	ring_store_release(r->sq_tail, head + n);
-	ret = ring_enter(o, n, wait ? 1 : 0, -1, &taken);
-	if (ret)
-		taken = 0;
+	ret = ring_enter(o, n, wait ? 1 : 0, -1, NULL);
+	/* The kernel's head says what it took, whatever ENTER returned. */
+	taken = ring_load_acquire(r->sq_head) - head;
 	if (taken > n)
 		taken = n;
 	/* What ENTER did not take stays in the library's SQ only. */

@@ -572,7 +572,8 @@ struct ordma_ring_setup {
  * @timeout_ms: give up waiting after this long; -1 waits forever. Running
  *	out with some completions but fewer than @min_complete is no error;
  *	with none it is ETIMEDOUT unless entries were submitted
- * @out_submitted: entries taken from the SQ ring
+ * @out_submitted: entries taken from the SQ ring (the SQ head tells the
+ *	same, also if writing this field back faulted)
  *
  * Every call also moves held-back completions to the CQ ring, as far as
  * there is room.
