@@ -24,12 +24,16 @@ HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
 .PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all
 
-TOOLS := tools/ordma-bench
+TOOLS := tools/ordma-bench tools/ordma-ringbench
 
 all: modules selftests $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
+
+# The rings through the raw ABI, with the selftests' ring helpers.
+tools/ordma-ringbench: tools/ordma-ringbench.c selftests/ordma_ring.h include/uapi/linux/ordma.h
+	$(CC) $(CFLAGS) -Iinclude/uapi -Iselftests -o $@ $<
 
 modules:
 	@[ -d "$(KDIR)" ] || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
@@ -53,6 +57,9 @@ $(SCRIPTS)/checkpatch.pl:
 
 selftests: $(GUEST_TESTS) $(HOST_TESTS)
 
+# The rings' index arithmetic, compiled for the host.
+selftests/host/ring_idx_test: kernel/ring_idx.h
+
 # The hostile peer of proto_test speaks raw verbs through librdmacm.
 selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
 
@@ -60,7 +67,7 @@ selftests/guest/proto_test: LDLIBS += -lrdmacm -libverbs
 selftests/host/plan_test: kernel/plan.c kernel/plan.h selftests/host/plan_shim.h
 selftests/host/plan_test: TEST_CPPFLAGS += -Ikernel
 
-selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
+selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h selftests/ordma_ring.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 
 deps:

@@ -4,7 +4,9 @@
  * completion queue, and the exposed windows.
  *
  * Locking: ofile->cq_lock (spinlock, irqsave: completions may be posted from
- * any context) protects the completion list. Windows live in an xarray;
+ * any context) protects the completion list, and the CQ ring once the file
+ * has rings (ring.c: completions go there, the list holds those the full
+ * ring could not take yet). Windows live in an xarray;
  * ofile->windows_rwsem is held for read by the data path from the window
  * check to the end of its copy and for write by ORDMA_IOC_UNEXPOSE, so when
  * unexpose returns no peer access to the window is still running, and later
@@ -54,6 +56,7 @@ static void ordma_file_release(struct kref *kref)
 
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node)
 		kfree(op);
+	ordma_ring_destroy(ofile->ring);
 	xa_for_each(&ofile->windows, idx, win)
 		kfree_rcu(win, rcu);
 	xa_destroy(&ofile->windows);
@@ -79,13 +82,21 @@ void ordma_file_put(struct ordma_file *ofile)
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res)
 {
+	struct ordma_req *tmp;
 	unsigned long flags;
+	LIST_HEAD(done);
 
 	op->res = res;
 	spin_lock_irqsave(&ofile->cq_lock, flags);
-	list_add_tail(&op->node, &ofile->cq);
-	ofile->cq_len++;
+	if (ofile->ring) {
+		ordma_ring_complete(ofile, ofile->ring, op, &done);
+	} else {
+		list_add_tail(&op->node, &ofile->cq);
+		ofile->cq_len++;
+	}
 	spin_unlock_irqrestore(&ofile->cq_lock, flags);
+	list_for_each_entry_safe(op, tmp, &done, node)
+		kfree(op);
 	wake_up_all(&ofile->cq_wait);
 }
 

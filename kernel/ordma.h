@@ -182,6 +182,9 @@ extern struct ib_client ordma_client;
  * @cq: completed operations (struct ordma_req) not yet reaped
  * @cq_len: entries on @cq
  * @cq_wait: woken when an operation completes; poll() waits here
+ * @ring: the submission and completion rings, once ORDMA_IOC_RING_SETUP
+ *	made them (set once under @cq_lock, see ring.c); with rings, @cq holds
+ *	the completions the full CQ ring could not take yet
  * @kref: the file and every channel of it hold a reference
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
@@ -196,6 +199,7 @@ struct ordma_file {
 	struct list_head cq;		/* cq_lock */
 	u32 cq_len;			/* cq_lock */
 	wait_queue_head_t cq_wait;
+	struct ordma_ring *ring;	/* cq_lock; see above */
 	struct kref kref;
 };
 
@@ -283,6 +287,18 @@ int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 			   bool write);
 
+/* ring.c */
+struct ordma_ring;
+struct vm_area_struct;
+struct ordma_ring *ordma_file_ring(struct ordma_file *ofile);
+int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd);
+int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd);
+int ordma_ring_mmap(struct ordma_file *ofile, struct vm_area_struct *vma);
+void ordma_ring_complete(struct ordma_file *ofile, struct ordma_ring *ring,
+			 struct ordma_req *op, struct list_head *done);
+bool ordma_ring_pending(struct ordma_file *ofile, struct ordma_ring *ring);
+void ordma_ring_destroy(struct ordma_ring *ring);
+
 enum ordma_chan_kind {
 	ORDMA_KIND_CHAN,
 	ORDMA_KIND_LISTENER,
@@ -329,6 +345,8 @@ struct device *ordma_sysfs_add_dev(struct ordma_dev *odev);
 void ordma_sysfs_remove_dev(struct ordma_dev *odev);
 
 /* uapi.c */
+int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
+		      struct ordma_req *op);
 int ordma_cdev_init(void);
 void ordma_cdev_exit(void);
 

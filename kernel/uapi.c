@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/ordma: the character device, its ioctl dispatch and poll.
+ * /dev/ordma: the character device, its ioctl dispatch, poll and mmap (the
+ * rings of ring.c).
  *
  * Every ioctl struct starts with size and flags; ordma_fops_ioctl() reads
  * the size, copies the struct with copy_struct_from_user() (zero-filling a
@@ -68,9 +69,18 @@ static int ordma_fops_release(struct inode *inode, struct file *filp)
 static __poll_t ordma_fops_poll(struct file *filp, poll_table *wait)
 {
 	struct ordma_file *ofile = filp->private_data;
+	struct ordma_ring *ring;
 
 	poll_wait(filp, &ofile->cq_wait, wait);
+	ring = ordma_file_ring(ofile);
+	if (ring)
+		return ordma_ring_pending(ofile, ring) ? EPOLLIN | EPOLLRDNORM : 0;
 	return READ_ONCE(ofile->cq_len) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int ordma_fops_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return ordma_ring_mmap(filp->private_data, vma);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -252,12 +262,23 @@ static int ordma_ioc_close(struct ordma_file *ofile, void *arg)
 	return 0;
 }
 
-static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
+/**
+ * ordma_file_submit() - check and start one operation
+ * @ofile: the file
+ * @cmd: the operation, as ORDMA_IOC_SUBMIT takes it (size ignored)
+ * @op: a zeroed request to use, or NULL to allocate one
+ *
+ * The one path every submission takes, the ioctl's and the SQ ring's.
+ *
+ * Return: 0 (the channel owns the request now), or a negative errno and a
+ * caller's @op is still the caller's.
+ */
+int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
+		      struct ordma_req *op)
 {
-	struct ordma_submit *cmd = arg;
+	struct ordma_req *new = NULL;
 	struct ordma_chan *chan;
 	struct ordma_obj *obj;
-	struct ordma_req *op;
 	bool to_user;
 	int ret;
 
@@ -292,10 +313,13 @@ static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
 	if (ret)
 		goto out;
 
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
 	if (!op) {
-		ret = -ENOMEM;
-		goto out;
+		new = kzalloc(sizeof(*new), GFP_KERNEL);
+		if (!new) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		op = new;
 	}
 	op->op = cmd->op;
 	op->chan_id = cmd->chan_id;
@@ -306,10 +330,15 @@ static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
 	op->offset = cmd->offset;
 	ret = ordma_chan_submit(chan, op, cmd->flags & ORDMA_F_NONBLOCK);
 	if (ret)
-		kfree(op);
+		kfree(new);
 out:
 	ordma_obj_put(obj);
 	return ret;
+}
+
+static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
+{
+	return ordma_file_submit(ofile, arg, NULL);
 }
 
 static int ordma_ioc_expose(struct ordma_file *ofile, void *arg)
@@ -399,6 +428,9 @@ static int ordma_ioc_wait(struct ordma_file *ofile, void *arg)
 
 	if (cmd->flags & ~ORDMA_F_NONBLOCK || !cmd->max || cmd->min > cmd->max)
 		return -EINVAL;
+	/* With rings, completions go to the CQ ring. */
+	if (ordma_file_ring(ofile))
+		return -EBUSY;
 	cmd->max = min_t(u32, cmd->max, ORDMA_WAIT_MAX);
 	want = min(want, cmd->max);
 
@@ -434,6 +466,16 @@ static int ordma_ioc_chan_info(struct ordma_file *ofile, void *arg)
 	return 0;
 }
 
+static int ordma_ioc_ring_setup(struct ordma_file *ofile, void *arg)
+{
+	return ordma_ring_setup(ofile, arg);
+}
+
+static int ordma_ioc_ring_enter(struct ordma_file *ofile, void *arg)
+{
+	return ordma_ring_enter(ofile, arg);
+}
+
 /* ---- dispatch --------------------------------------------------------------- */
 
 union ordma_ioc_buf {
@@ -446,6 +488,8 @@ union ordma_ioc_buf {
 	struct ordma_unexpose unexpose;
 	struct ordma_wait wait;
 	struct ordma_chan_info chan_info;
+	struct ordma_ring_setup ring_setup;
+	struct ordma_ring_enter ring_enter;
 };
 
 struct ordma_ioc_op {
@@ -482,6 +526,12 @@ static const struct ordma_ioc_op ordma_ioc_ops[] = {
 	ORDMA_IOC(CHAN_INFO, ordma_ioc_chan_info,
 		  sizeof(struct ordma_chan_info),
 		  offsetofend(struct ordma_chan_info, __reserved)),
+	ORDMA_IOC(RING_SETUP, ordma_ioc_ring_setup,
+		  sizeof(struct ordma_ring_setup),
+		  offsetofend(struct ordma_ring_setup, out_cq_off)),
+	ORDMA_IOC(RING_ENTER, ordma_ioc_ring_enter,
+		  sizeof(struct ordma_ring_enter),
+		  offsetofend(struct ordma_ring_enter, out_submitted)),
 };
 
 static long ordma_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -525,6 +575,7 @@ static const struct file_operations ordma_fops = {
 	.unlocked_ioctl = ordma_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = ordma_fops_poll,
+	.mmap = ordma_fops_mmap,
 	.llseek = noop_llseek,
 };
 

@@ -9,8 +9,8 @@
 
 #include "private.h"
 
-static int ioctl_submit(struct ordma *o, const struct ordma_sqe *sqe,
-			__u64 cookie)
+static int ioctl_submit_one(struct ordma *o, const struct ordma_sqe *sqe,
+			    __u64 cookie)
 {
 	struct ordma_submit s;
 
@@ -25,6 +25,32 @@ static int ioctl_submit(struct ordma *o, const struct ordma_sqe *sqe,
 	s.token = sqe->token;
 	s.offset = sqe->offset;
 	return ioctl(o->fd, ORDMA_IOC_SUBMIT, &s) < 0 ? -errno : 0;
+}
+
+/* Errors that leave the entry unconsumed. */
+static int ioctl_transient(int err)
+{
+	return err == -EAGAIN || err == -ENOMEM || err == -EINTR;
+}
+
+static int ioctl_submit(struct ordma *o, const struct ordma_sqe *const *sqes,
+			const __u64 *cookies, unsigned int n, int wait,
+			int *err)
+{
+	unsigned int i;
+	int ret;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		ret = ioctl_submit_one(o, sqes[i], cookies[i]);
+		if (!ret)
+			continue;
+		if (ioctl_transient(ret))
+			return i ? (int)i : ret;
+		*err = ret;
+		return i + 1;
+	}
+	return n;
 }
 
 static int ioctl_reap(struct ordma *o, struct ordma_cqe *cqes,
@@ -44,12 +70,18 @@ static int ioctl_reap(struct ordma *o, struct ordma_cqe *cqes,
 	return w.out_count;
 }
 
+static int ioctl_init(struct ordma *o)
+{
+	return 0;
+}
+
 static void ioctl_release(struct ordma *o)
 {
 }
 
 const struct ordma_backend __ordma_backend_ioctl = {
 	.name = "ioctl",
+	.init = ioctl_init,
 	.submit = ioctl_submit,
 	.reap = ioctl_reap,
 	.release = ioctl_release,

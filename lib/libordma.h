@@ -31,6 +31,12 @@
  * Both can be mixed on one handle: completions of asynchronous operations
  * that finish while a synchronous call waits are kept, in the order they
  * completed, for ordma_wait_cqe() and ordma_peek_cqe(); none is lost.
+ *
+ * Underneath, a handle uses the kernel's submission and completion rings
+ * when it offers them (one system call per ordma_submit() batch and per
+ * synchronous call, none to take completions) and one ioctl per operation
+ * otherwise, or when the environment has LIBORDMA_BACKEND=ioctl; the calls
+ * behave the same on both (see libordma(7)).
  */
 #ifndef _LIBORDMA_H
 #define _LIBORDMA_H

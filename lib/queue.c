@@ -97,23 +97,29 @@ static int reap(struct ordma *o, int timeout_ms)
 static int64_t sync_op(struct ordma *o, __u32 op, __u32 chan, const void *buf,
 		       size_t len, __u64 token, __u64 offset)
 {
-	struct ordma_sqe sqe;
-	int ret;
+	struct ordma_sqe sqe_buf, *sqe = &sqe_buf;
+	const struct ordma_sqe *batch = sqe;
+	__u64 cookie;
+	int ret, err;
 
 	if (!o)
 		return -EINVAL;
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.op = op;
-	sqe.chan_id = chan;
-	sqe.addr = (uintptr_t)buf;
-	sqe.len = len;
-	sqe.token = token;
-	sqe.offset = offset;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->op = op;
+	sqe->chan_id = chan;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->token = token;
+	sqe->offset = offset;
 	o->sync_seq = (o->sync_seq + 1) & ~ORDMA_COOKIE_SYNC;
 	o->sync_done = 0;
-	ret = o->be->submit(o, &sqe, ORDMA_COOKIE_SYNC | o->sync_seq);
-	if (ret)
+	cookie = ORDMA_COOKIE_SYNC | o->sync_seq;
+	/* Submitted and, on the ring, waited for in one system call. */
+	ret = o->be->submit(o, &batch, &cookie, 1, 1, &err);
+	if (ret < 0)
 		return ret;
+	if (err)
+		return err;
 	while (!o->sync_done) {
 		ret = reap(o, -1);
 		if (ret < 0 && ret != -EINTR && ret != -ETIMEDOUT)
@@ -290,11 +296,11 @@ static int sqe_check(const struct ordma_sqe *sqe)
 	return 0;
 }
 
-/* Errors that leave the entry queued: retrying later may work. */
-static int transient(int err)
+/* Give a slot taken for an entry the kernel did not keep back. */
+static void slot_put(struct ordma *o, __u32 idx)
 {
-	return err == -EAGAIN || err == -ENOMEM || err == -EINTR ||
-	       err == -EBUSY;
+	o->slots[idx].next_free = o->free_slot;
+	o->free_slot = idx;
 }
 
 /**
@@ -304,48 +310,81 @@ static int transient(int err)
  * An entry the kernel (or the library) refuses is consumed and completes
  * with the error, and submission stops after it; a transient error
  * (-EAGAIN, -ENOMEM, -EINTR, -EBUSY: too many operations in flight or
- * unseen) stops before the entry and leaves it and the rest queued. This is
- * io_uring's rule, which a ring backend has to follow anyway: it cannot
- * return a per-entry error from the submission call.
+ * unseen, or completions held back in the kernel) stops before the entry
+ * and leaves it and the rest queued. This is io_uring's rule. With the ring
+ * backend the entries go to the kernel as one batch in one system call, and
+ * the completion of a refused entry may come after those of operations
+ * submitted before it.
  *
  * Return: the number of entries consumed, or the transient -errno when
  * none was.
  */
 ORDMA_API int ordma_submit(struct ordma *o)
 {
-	struct ordma_sqe *sqe;
+	const struct ordma_sqe *batch[ORDMA_SQ_ENTRIES];
+	__u64 cookies[ORDMA_SQ_ENTRIES];
+	__u32 slots[ORDMA_SQ_ENTRIES];
+	enum { GO, FULL, BAD } stop;
 	struct ordma_slot *slot;
-	int done = 0, ret = 0;
-	__u32 idx;
+	struct ordma_sqe *sqe;
+	int done = 0, ret = 0, err, k, i, n;
 
 	if (!o)
 		return -EINVAL;
 	while (o->sq_head != o->sq_tail) {
-		sqe = &o->sqes[o->sq_head & SQ_MASK];
-		if (o->inflight + cq_count(o) >= ORDMA_CQ_ENTRIES) {
+		/* The batch: up to the first entry the library refuses. */
+		stop = GO;
+		for (n = 0; o->sq_head + n != o->sq_tail; n++) {
+			sqe = &o->sqes[(o->sq_head + n) & SQ_MASK];
+			if (o->inflight + n + cq_count(o) >= ORDMA_CQ_ENTRIES) {
+				stop = FULL;
+				break;
+			}
+			if (sqe_check(sqe)) {
+				stop = BAD;
+				break;
+			}
+			/* inflight + n < ORDMA_CQ_ENTRIES: a slot is free. */
+			slots[n] = o->free_slot;
+			slot = &o->slots[slots[n]];
+			o->free_slot = slot->next_free;
+			slot->next_free = SLOT_BUSY;
+			cookies[n] = (__u64)slot->gen << 32 | slots[n];
+			batch[n] = sqe;
+		}
+		if (n) {
+			err = 0;
+			k = o->be->submit(o, batch, cookies, n, 0, &err);
+			if (k < 0) {
+				ret = k;
+				k = 0;
+			}
+			for (i = 0; i < n; i++) {
+				slot = &o->slots[slots[i]];
+				if (i < k && !(err && i == k - 1)) {
+					slot->cookie = batch[i]->cookie;
+					o->inflight++;
+				} else {
+					slot_put(o, slots[i]);
+				}
+			}
+			if (err)
+				cq_post(o, batch[k - 1]->cookie, err,
+					batch[k - 1]->op, batch[k - 1]->chan_id);
+			o->sq_head += k;
+			done += k;
+			if (ret || err || k < n)
+				break;
+		}
+		if (stop == FULL) {
 			ret = -EBUSY;
 			break;
 		}
-		ret = sqe_check(sqe);
-		if (!ret) {
-			/* inflight < ORDMA_CQ_ENTRIES: a slot is free. */
-			idx = o->free_slot;
-			slot = &o->slots[idx];
-			ret = o->be->submit(o, sqe,
-					    (__u64)slot->gen << 32 | idx);
-			if (!ret) {
-				o->free_slot = slot->next_free;
-				slot->next_free = SLOT_BUSY;
-				slot->cookie = sqe->cookie;
-				o->inflight++;
-			}
-		}
-		if (ret && transient(ret))
-			break;
-		o->sq_head++;
-		done++;
-		if (ret) {
-			cq_post(o, sqe->cookie, ret, sqe->op, sqe->chan_id);
+		if (stop == BAD) {
+			sqe = &o->sqes[o->sq_head & SQ_MASK];
+			o->sq_head++;
+			done++;
+			cq_post(o, sqe->cookie, -EINVAL, sqe->op, sqe->chan_id);
 			break;
 		}
 	}

@@ -6,11 +6,35 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "private.h"
 
 #define ORDMA_DEV	"/dev/ordma"
+
+/*
+ * The ring backend if the kernel has rings, else the ioctl one (also when
+ * LIBORDMA_BACKEND=ioctl is in the environment). A file whose ring set-up
+ * failed half-way may have rings already, which the ioctl path cannot reap:
+ * the fallback gets a fresh file.
+ */
+static int backend_init(struct ordma *o)
+{
+	const char *env = secure_getenv("LIBORDMA_BACKEND");
+
+	if (!env || strcmp(env, "ioctl")) {
+		o->be = &__ordma_backend_ring;
+		if (!o->be->init(o))
+			return 0;
+		close(o->fd);
+		o->fd = open(ORDMA_DEV, O_RDWR | O_CLOEXEC);
+		if (o->fd < 0)
+			return -errno;
+	}
+	o->be = &__ordma_backend_ioctl;
+	return o->be->init(o);
+}
 
 /**
  * ordma_open() - open a handle
@@ -24,6 +48,7 @@ ORDMA_API int ordma_open(struct ordma **op, unsigned int flags)
 {
 	struct ordma *o;
 	__u32 i;
+	int ret;
 
 	if (!op || flags)
 		return -EINVAL;
@@ -37,7 +62,13 @@ ORDMA_API int ordma_open(struct ordma **op, unsigned int flags)
 		free(o);
 		return err;
 	}
-	o->be = &__ordma_backend_ioctl;
+	ret = backend_init(o);
+	if (ret) {
+		if (o->fd >= 0)
+			close(o->fd);
+		free(o);
+		return ret;
+	}
 	for (i = 0; i < ORDMA_CQ_ENTRIES; i++)
 		o->slots[i].next_free = i + 1;
 	o->free_slot = 0;

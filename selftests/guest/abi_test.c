@@ -606,7 +606,7 @@ TEST_F(abi, unknown_ioctl_enotty)
 {
 	const unsigned long cmds[] = {
 		_IO(ORDMA_TYPE, ORDMA_CMD_BASE - 1),
-		_IO(ORDMA_TYPE, ORDMA_CMD_CHAN_INFO + 1),
+		_IO(ORDMA_TYPE, ORDMA_CMD_RING_ENTER + 1),
 		_IO(ORDMA_TYPE, 0xff),
 		_IO(ORDMA_TYPE, 0),
 		_IO(ORDMA_TYPE + 1, ORDMA_CMD_SUBMIT),

@@ -45,14 +45,42 @@
  * - EPERM: SUBMIT or EXPOSE from a process other than the one that opened
  *   the file (after fork(), the child must open /dev/ordma itself).
  *
- * Completions (struct ordma_cqe, read with ORDMA_IOC_WAIT) carry the bytes
- * done, or a negative errno: EMSGSIZE (the message is longer than the receive
- * buffer; it stays queued for a later, larger receive), EFAULT (the buffer
+ * Completions (struct ordma_cqe, read with ORDMA_IOC_WAIT or from the CQ
+ * ring) carry the bytes done, or a negative errno: EMSGSIZE (the message is
+ * longer than the receive buffer; it stays queued for a later, larger
+ * receive), EFAULT (the buffer
  * stopped being accessible while the operation ran), EREMOTEIO (the peer
  * failed its side: its buffer faulted, or the window refused the access),
  * ERANGE (offset + len outside the exposed window), EACCES (the window was
  * not exposed for that access), ENOENT (no such window on the peer),
  * ENODEV, ENOTCONN, ECANCELED (the file or channel was closed first).
+ *
+ * The rings (see DOC: Rings) add:
+ *
+ * - ORDMA_IOC_RING_SETUP: EBUSY (the file already has rings), EINVAL
+ *   (sq_entries 0 or above ORDMA_RING_MAX_SQ, cq_entries below sq_entries
+ *   or above ORDMA_RING_MAX_CQ), ENOMEM.
+ * - ORDMA_IOC_RING_ENTER: ENXIO (the file has no rings), EPERM (from a
+ *   process other than the one that opened the file), EINVAL (an unknown
+ *   flag; min_complete above the CQ ring's entries; the SQ tail is more than
+ *   the ring's entries ahead of its head, or behind it), EBUSY (entries to
+ *   submit, but completions are held back because the CQ ring is full: reap,
+ *   then enter again), EAGAIN and ENOMEM (the first entry could not be
+ *   queued for now: ORDMA_SQE_F_NONBLOCK and the pool is full, or out of
+ *   memory; it stays in the SQ), EINTR and ETIMEDOUT (while waiting; only
+ *   when no entry was submitted). An ENTER that consumed entries succeeds
+ *   whatever happens to its wait.
+ * - ORDMA_IOC_WAIT on a file with rings: EBUSY (its completions go to the
+ *   CQ ring).
+ * - mmap(): ENXIO (no rings yet), EINVAL (an offset other than
+ *   ORDMA_OFF_SQ / ORDMA_OFF_CQ, a length above that region's size, or a
+ *   private mapping).
+ *
+ * Entries of the SQ ring that the kernel refuses complete on the CQ ring with
+ * the errno the same fields give ORDMA_IOC_SUBMIT (EINVAL for an unknown op,
+ * flag or non-zero reserved field, a bad length, token or offset for SEND
+ * and RECV; EOVERFLOW; EFAULT; ENOENT for a channel id this file does not
+ * have; ENOTCONN, ENODEV).
  */
 
 #define ORDMA_TYPE		0xd4
@@ -71,6 +99,8 @@ enum {
 	ORDMA_CMD_UNEXPOSE,
 	ORDMA_CMD_WAIT,
 	ORDMA_CMD_CHAN_INFO,
+	ORDMA_CMD_RING_SETUP,
+	ORDMA_CMD_RING_ENTER,
 };
 
 /* Flags of the calls that may block. */
@@ -320,6 +350,7 @@ enum ordma_chan_state {
  * @out_mrs_live: memory regions the channel holds now
  * @out_inflight: operations submitted and not yet completed
  * @out_rx_size: largest message payload one chunk carries on this channel
+ * @__reserved: must be 0
  */
 struct ordma_chan_info {
 	__u32 size;
@@ -340,5 +371,222 @@ struct ordma_chan_info {
 };
 
 #define ORDMA_IOC_CHAN_INFO	_IO(ORDMA_TYPE, ORDMA_CMD_CHAN_INFO)
+
+/**
+ * DOC: Rings
+ *
+ * A file can trade ORDMA_IOC_SUBMIT and ORDMA_IOC_WAIT for two rings shared
+ * with the kernel: a submission (SQ) ring of struct ordma_ring_sqe and a
+ * completion (CQ) ring of struct ordma_cqe. ORDMA_IOC_RING_SETUP creates
+ * them (once per file) and reports their sizes and the offsets of every
+ * field; mmap(MAP_SHARED) of the file at ORDMA_OFF_SQ and ORDMA_OFF_CQ maps
+ * them. ORDMA_IOC_RING_ENTER submits entries and may wait for completions;
+ * completions are read from the CQ ring without a system call.
+ *
+ * Each ring has a head and a tail, free-running 32-bit counters; the slot
+ * of index i is i & ring_mask, and tail - head entries are in the ring.
+ *
+ * Who writes what (nobody else ever writes it):
+ *
+ * - SQ tail, SQ entries: user space. SQ head: the kernel.
+ * - CQ head: user space. CQ tail, CQ entries, CQ overflow: the kernel.
+ * - ring_mask, ring_entries: the kernel, once, at set-up.
+ * - SQ flags: the kernel (none defined yet). CQ flags: the kernel,
+ *   ORDMA_CQ_F_OVERFLOW while completions are held back.
+ *
+ * The kernel never reads back what it wrote: it keeps its own copy of the SQ
+ * head, the CQ tail and the sizes, so user space scribbling over them only
+ * confuses user space.
+ *
+ * Memory ordering (the only rules; see also the top of kernel/ring.c):
+ *
+ * - Submitting: write the entries, then store the SQ tail with release
+ *   semantics (smp_store_release, __atomic_store_n(..., __ATOMIC_RELEASE)).
+ *   The kernel loads the tail with acquire semantics, copies each entry once
+ *   and only then publishes the new SQ head with release semantics. Load the
+ *   SQ head with acquire semantics before reusing a slot.
+ * - Reaping: load the CQ tail with acquire semantics, read the entries, then
+ *   store the CQ head with release semantics. The kernel loads the CQ head
+ *   with acquire semantics before it writes a slot.
+ *
+ * The kernel reads the SQ only inside ORDMA_IOC_RING_ENTER (there is no
+ * kernel thread polling it): between two calls user space may rewrite the
+ * entries in [head, tail) and move the tail back, never below the head
+ * (ORDMA_FEAT_SQ_REWIND). Each entry is consumed (head moves past it)
+ * exactly once, so it is executed at most once.
+ *
+ * A completion that finds the CQ ring full is never dropped
+ * (ORDMA_FEAT_NODROP): it is held back in the kernel, CQ overflow counts it
+ * and ORDMA_CQ_F_OVERFLOW is set; held-back completions move to the ring, in
+ * order, as soon as there is room and the kernel runs (a later completion,
+ * or ORDMA_IOC_RING_ENTER, which also refuses to submit with EBUSY while any
+ * are held back). poll() reports EPOLLIN while the CQ ring is not empty or
+ * completions are held back. Once a file has rings, every completion (also
+ * of ORDMA_IOC_SUBMIT) goes to the CQ ring.
+ */
+
+/* mmap() offsets of the rings. */
+#define ORDMA_OFF_SQ		0x00000000ULL
+#define ORDMA_OFF_CQ		0x08000000ULL
+
+/* Largest rings (entries, powers of two). */
+#define ORDMA_RING_MAX_SQ	4096
+#define ORDMA_RING_MAX_CQ	32768
+
+/* Features (struct ordma_ring_setup.out_features). */
+#define ORDMA_FEAT_NODROP	(1U << 0)	/* a full CQ drops nothing */
+#define ORDMA_FEAT_SQ_REWIND	(1U << 1)	/* SQ read only in ENTER */
+
+/* CQ flags (the word at struct ordma_cq_offsets.flags). */
+#define ORDMA_CQ_F_OVERFLOW	(1U << 0)
+
+/* Flags of a submission entry (struct ordma_ring_sqe.flags). */
+#define ORDMA_SQE_F_NONBLOCK	(1U << 0)	/* as ORDMA_F_NONBLOCK */
+
+/**
+ * struct ordma_ring_sqe - one entry of the SQ ring (48 bytes)
+ * @op: enum ordma_op
+ * @flags: ORDMA_SQE_F_* bits
+ * @__reserved: must be 0
+ * @chan_id: the channel
+ * @addr: the local buffer
+ * @len: bytes, 1 to ORDMA_MAX_LEN; for RECV, the buffer's capacity
+ * @cookie: returned untouched in the completion
+ * @token: WRITE and READ: the peer's window token; 0 for SEND and RECV
+ * @offset: WRITE and READ: offset in the window; 0 for SEND and RECV
+ *
+ * The fields mean what they mean in struct ordma_submit. Written by user
+ * space only.
+ */
+struct ordma_ring_sqe {
+	__u8 op;
+	__u8 flags;
+	__u16 __reserved;
+	__u32 chan_id;
+	__aligned_u64 addr;
+	__aligned_u64 len;
+	__aligned_u64 cookie;
+	__aligned_u64 token;
+	__aligned_u64 offset;
+};
+
+/**
+ * struct ordma_sq_offsets - where the SQ ring's fields are in its mapping
+ * @head: __u32, index of the next entry the kernel takes (kernel writes)
+ * @tail: __u32, index after the last entry user space filled (user writes)
+ * @ring_mask: __u32, ring_entries - 1 (kernel, at set-up)
+ * @ring_entries: __u32, entries of the ring (kernel, at set-up)
+ * @flags: __u32, ORDMA_SQ_F_* (kernel; none defined yet)
+ * @sqes: the array of struct ordma_ring_sqe (user writes)
+ * @__reserved: 0
+ *
+ * Byte offsets from the start of the mapping at ORDMA_OFF_SQ.
+ */
+struct ordma_sq_offsets {
+	__u32 head;
+	__u32 tail;
+	__u32 ring_mask;
+	__u32 ring_entries;
+	__u32 flags;
+	__u32 sqes;
+	__aligned_u64 __reserved;
+};
+
+/**
+ * struct ordma_cq_offsets - where the CQ ring's fields are in its mapping
+ * @head: __u32, index of the next entry user space reads (user writes)
+ * @tail: __u32, index after the last entry the kernel wrote (kernel writes)
+ * @ring_mask: __u32, ring_entries - 1 (kernel, at set-up)
+ * @ring_entries: __u32, entries of the ring (kernel, at set-up)
+ * @flags: __u32, ORDMA_CQ_F_* (kernel writes)
+ * @overflow: __u32, completions that ever found the ring full and were held
+ *	back, modulo 2^32 (kernel writes)
+ * @cqes: the array of struct ordma_cqe (kernel writes)
+ * @__reserved: 0
+ *
+ * Byte offsets from the start of the mapping at ORDMA_OFF_CQ.
+ */
+struct ordma_cq_offsets {
+	__u32 head;
+	__u32 tail;
+	__u32 ring_mask;
+	__u32 ring_entries;
+	__u32 flags;
+	__u32 overflow;
+	__u32 cqes;
+	__u32 __reserved;
+};
+
+/**
+ * struct ordma_ring_setup - ORDMA_IOC_RING_SETUP: create the rings
+ * @size: sizeof(struct ordma_ring_setup)
+ * @flags: must be 0
+ * @sq_entries: SQ ring entries, 1 to ORDMA_RING_MAX_SQ, rounded up to a
+ *	power of two
+ * @cq_entries: CQ ring entries, 0 (twice the SQ's) or sq_entries to
+ *	ORDMA_RING_MAX_CQ, rounded up to a power of two
+ * @out_features: ORDMA_FEAT_* bits
+ * @out_sq_entries: entries of the SQ ring
+ * @out_cq_entries: entries of the CQ ring
+ * @out_sqe_size: sizeof(struct ordma_ring_sqe) as the kernel knows it
+ * @out_cqe_size: sizeof(struct ordma_cqe) as the kernel knows it
+ * @out_sq_size: bytes to mmap at ORDMA_OFF_SQ
+ * @out_cq_size: bytes to mmap at ORDMA_OFF_CQ
+ * @out_sq_off: where the SQ ring's fields are
+ * @out_cq_off: where the CQ ring's fields are
+ *
+ * Completions already waiting for ORDMA_IOC_WAIT move to the CQ ring.
+ */
+struct ordma_ring_setup {
+	__u32 size;
+	__u32 flags;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 out_features;
+	__u32 out_sq_entries;
+	__u32 out_cq_entries;
+	__u16 out_sqe_size;
+	__u16 out_cqe_size;
+	__aligned_u64 out_sq_size;
+	__aligned_u64 out_cq_size;
+	struct ordma_sq_offsets out_sq_off;
+	struct ordma_cq_offsets out_cq_off;
+};
+
+#define ORDMA_IOC_RING_SETUP	_IO(ORDMA_TYPE, ORDMA_CMD_RING_SETUP)
+
+/* Flags of ORDMA_IOC_RING_ENTER. */
+#define ORDMA_ENTER_F_SUBMIT_ALL	(1U << 0)	/* go on after a failure */
+
+/**
+ * struct ordma_ring_enter - ORDMA_IOC_RING_ENTER: submit, then wait
+ * @size: sizeof(struct ordma_ring_enter)
+ * @flags: ORDMA_ENTER_F_SUBMIT_ALL, or 0
+ * @to_submit: take at most this many entries from the SQ ring, in order.
+ *	Taking stops after an entry that fails (it completes on the CQ ring
+ *	with its errno; with ORDMA_ENTER_F_SUBMIT_ALL taking goes on), and
+ *	before one that cannot be queued for now (EAGAIN, ENOMEM: it stays in
+ *	the ring)
+ * @min_complete: then wait until this many completions are in the CQ ring
+ *	or held back (0: do not wait), at most the CQ ring's entries
+ * @timeout_ms: give up waiting after this long; -1 waits forever. Running
+ *	out with some completions but fewer than @min_complete is no error;
+ *	with none it is ETIMEDOUT unless entries were submitted
+ * @out_submitted: entries taken from the SQ ring (the SQ head tells the
+ *	same, also if writing this field back faulted)
+ *
+ * Every call also moves held-back completions to the CQ ring, as far as
+ * there is room.
+ */
+struct ordma_ring_enter {
+	__u32 size;
+	__u32 flags;
+	__u32 to_submit;
+	__u32 min_complete;
+	__s32 timeout_ms;
+	__u32 out_submitted;
+};
+
+#define ORDMA_IOC_RING_ENTER	_IO(ORDMA_TYPE, ORDMA_CMD_RING_ENTER)
 
 #endif /* _UAPI_LINUX_ORDMA_H */
