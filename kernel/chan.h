@@ -266,6 +266,7 @@ void ordma_mr_work(struct work_struct *work);
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write);
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
+u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
 void ordma_mr_init(struct ordma_chan *chan);
 

@@ -168,6 +168,33 @@ static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
 		ordma_chan_kick(chan);
 }
 
+/*
+ * rdma_rxe (6.1) keeps an MR's pages in maps of 256 and, copying to or from
+ * the MR, steps to the next map after the last page of a full one even when
+ * nothing is left to copy: with a page count that is a multiple of 256, a
+ * transfer that ends in the MR's last page reads past its array of maps
+ * (KASAN: slab-out-of-bounds in rxe_mr_copy). No segment has such a page
+ * count; it costs one page to the next segment.
+ */
+#define ORDMA_SEG_PAGES_AVOID	256
+
+/**
+ * ordma_seg_end() - where a segment from @start to @end should end
+ * @start: user address of its first byte
+ * @end: user address just past its last byte, as planned
+ *
+ * Return: @end, or one page boundary earlier (see above).
+ */
+u64 ordma_seg_end(u64 start, u64 end)
+{
+	u64 first = start & PAGE_MASK;
+	u64 npages = (PAGE_ALIGN(end) - first) >> PAGE_SHIFT;
+
+	if (npages > 1 && !(npages % ORDMA_SEG_PAGES_AVOID))
+		return first + ((npages - 1) << PAGE_SHIFT);
+	return end;
+}
+
 /**
  * ordma_mr_work() - the registration worker of a channel
  * @work: chan->reg_work

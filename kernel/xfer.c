@@ -493,6 +493,7 @@ static void ordma_rx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
 				   chan->seg_cap - offset_in_page(start));
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
+		end = ordma_seg_end(start, end);
 		seg = ordma_seg_queue(chan, start, end - start, true);
 		if (!seg)
 			return;
@@ -749,6 +750,7 @@ static void ordma_tx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
 		/* Later segments start on a page boundary. */
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
+		end = ordma_seg_end(start, end);
 		seg = ordma_seg_queue(chan, start, end - start, false);
 		if (!seg)
 			return;
