@@ -271,6 +271,11 @@ TEST_F(proto, truncated_header_closes_channel)
 /* -- placement: the peer writes into ranges ordma offered ------------------- */
 
 #define PL_LEN		(1024 * 1024)
+/*
+ * The peer registers one page more than it sends: rdma_rxe reads past the
+ * maps of an MR of 256 * k pages when a transfer ends in its last page.
+ */
+#define PL_SRC_LEN	(PL_LEN + 4096)
 #define PL_FIRST	4096
 #define WIRE_MSG	1
 #define WIRE_PLACE	7
@@ -300,13 +305,13 @@ static int place_peer_init(FIXTURE_DATA(proto) *self, struct place_peer *pp)
 	size_t i;
 
 	memset(pp, 0, sizeof(*pp));
-	pp->src = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+	pp->src = mmap(NULL, PL_SRC_LEN, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pp->src == MAP_FAILED)
 		return -1;
 	for (i = 0; i < PL_LEN; i++)
 		pp->src[i] = pl_byte(i);
-	pp->src_mr = ibv_reg_mr(self->pd, pp->src, PL_LEN, 0);
+	pp->src_mr = ibv_reg_mr(self->pd, pp->src, PL_SRC_LEN, 0);
 	pp->hdrs_mr = ibv_reg_mr(self->pd, pp->hdrs, sizeof(pp->hdrs),
 				 IBV_ACCESS_LOCAL_WRITE);
 	pp->piece_mr = ibv_reg_mr(self->pd, pp->piece, sizeof(pp->piece), 0);
@@ -333,7 +338,7 @@ static void place_peer_fini(struct place_peer *pp)
 	if (pp->piece_mr)
 		ibv_dereg_mr(pp->piece_mr);
 	if (pp->src && pp->src != MAP_FAILED)
-		munmap(pp->src, PL_LEN);
+		munmap(pp->src, PL_SRC_LEN);
 }
 
 /* Note a receive completion: ordma sent us something (a PLACE). */
