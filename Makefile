@@ -22,11 +22,13 @@ LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h)
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
-.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all
+.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all tools
 
 TOOLS := tools/ordma-bench
 
 all: modules selftests $(TOOLS)
+
+tools: $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
@@ -147,6 +149,12 @@ lib/$(ORDMA_SONAME) lib/libordma.so: $(LIB_SO)
 
 tools/ordmacp: tools/ordmacp.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
 	$(CC) $(LIB_USER_CFLAGS) -o $@ $< lib/libordma.a
+
+# ordma-bench: libordma against the rdma-core baselines (tools/bench/).
+BENCH_SRCS	:= $(wildcard tools/bench/*.c)
+
+tools/ordma-bench: $(BENCH_SRCS) tools/bench/bench.h lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
+	$(CC) $(LIB_USER_CFLAGS) -o $@ $(BENCH_SRCS) lib/libordma.a -lrdmacm -libverbs -lpthread -lm
 
 examples: $(EXAMPLES)
 
