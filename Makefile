@@ -106,8 +106,9 @@ clean:
 # all at ORDMA_1.0) and lib/libordma.a; the tools, examples and guest test
 # link the static one so they run from the tree. `make install PREFIX=...
 # DESTDIR=...` installs the library, <libordma.h> and <linux/ordma.h>,
-# ordma.pc, the man pages and ordmacp; `make modules_install` installs the
-# module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR honoured).
+# ordma.pc, the man pages, ordmacp and ordma-bench; `make modules_install`
+# installs the module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR
+# honoured).
 
 ORDMA_VERSION	:= 1.0.0
 ORDMA_SONAME	:= libordma.so.1
@@ -167,7 +168,7 @@ selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
 selftests/guest/lib_test: LDLIBS += lib/libordma.a
 
-install: lib tools/ordmacp
+install: lib tools/ordmacp tools/ordma-bench
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
@@ -184,7 +185,7 @@ install: lib tools/ordmacp
 	$(INSTALL) -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	$(INSTALL) -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
-	$(INSTALL) -m 755 tools/ordmacp $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 tools/ordmacp tools/ordma-bench $(DESTDIR)$(BINDIR)/
 
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
