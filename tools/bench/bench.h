@@ -154,6 +154,7 @@ void bench_verbs_prepare(struct bench *b, int side);
 void bench_verbs_after(struct bench *b, int side);
 unsigned char *bench_verbs_prereg_buf(struct bench *b, int side);
 int bench_verbs_calibrate(struct bench *b);
+int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r);
 
 /* ordma.c */
 int bench_ordma_setup(struct bench *b);

@@ -295,9 +295,21 @@ static size_t parse_size(const char *s)
 	unsigned long long v = strtoull(s, &end, 0);
 
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
 	}
 	if (!strcmp(end, "iB") || !strcmp(end, "B"))
 		end += strlen(end);
@@ -354,28 +366,60 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 
 	b->addr = "192.0.2.1";
 	b->port = 18790;
-	b->do_tput = b->do_fair = 1;
+	b->do_tput = 1;
+	b->do_fair = 1;
 	b->tput_chans = 4;
 	b->tput_depth = 4;
 	b->tput_len = 1UL << 20;
 	while ((opt = getopt_long(argc, argv, "n:s:d:qa:p:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'n': iters = atoi(optarg); break;
-		case 's': parse_sizes(b, optarg); break;
-		case 'd': b->dev = optarg; break;
-		case 'q': b->quick = 1; break;
-		case 'j': b->json = optarg; break;
-		case 'c': b->csv = optarg; break;
-		case 'P': b->plot = optarg; break;
-		case 'a': b->addr = optarg; break;
-		case 'p': b->port = atoi(optarg); break;
-		case 'C': b->tput_chans = atoi(optarg); break;
-		case 'D': b->tput_depth = atoi(optarg); break;
-		case 'T': b->tput_len = parse_size(optarg); break;
-		case 't': b->do_tput = 0; break;
-		case 'f': b->do_fair = 0; break;
-		case 'h': usage(0); break;
-		default: usage(2);
+		case 'n':
+			iters = atoi(optarg);
+			break;
+		case 's':
+			parse_sizes(b, optarg);
+			break;
+		case 'd':
+			b->dev = optarg;
+			break;
+		case 'q':
+			b->quick = 1;
+			break;
+		case 'j':
+			b->json = optarg;
+			break;
+		case 'c':
+			b->csv = optarg;
+			break;
+		case 'P':
+			b->plot = optarg;
+			break;
+		case 'a':
+			b->addr = optarg;
+			break;
+		case 'p':
+			b->port = atoi(optarg);
+			break;
+		case 'C':
+			b->tput_chans = atoi(optarg);
+			break;
+		case 'D':
+			b->tput_depth = atoi(optarg);
+			break;
+		case 'T':
+			b->tput_len = parse_size(optarg);
+			break;
+		case 't':
+			b->do_tput = 0;
+			break;
+		case 'f':
+			b->do_fair = 0;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
 		}
 	}
 	for (; optind < argc; optind++)
@@ -503,17 +547,34 @@ int main(int argc, char **argv)
 	sweep_thresh(b);
 
 	if (b->do_tput) {
-		struct bench_tput *t = &b->tput[0];
+		static const struct {
+			const char *name;
+			enum bench_kind kind;
+		} tp[] = {
+			{ "prereg", K_PREREG }, { "bounce", K_BOUNCE },
+			{ "regper", K_REGPER }, { "ordma", K_ORDMA },
+		};
 
-		bench_progress("throughput: %d channels x %d outstanding, %zu bytes",
-			       b->tput_chans, b->tput_depth, b->tput_len);
-		snprintf(t->name, sizeof(t->name), "ordma");
-		if (b->have_mode)
-			bench_ordma_set_mode(b, 0);
-		if (bench_ordma_tput(b, t))
-			bench_die("throughput run failed");
-		b->ntput = 1;
-		bad |= t->bytes_bad != 0;
+		for (int i = 0; i < 4; i++) {
+			struct bench_tput *t = &b->tput[i];
+			int ret;
+
+			bench_progress("throughput: %s, %d channels x %d outstanding, %zu bytes",
+				       tp[i].name, b->tput_chans, b->tput_depth,
+				       b->tput_len);
+			snprintf(t->name, sizeof(t->name), "%s", tp[i].name);
+			if (tp[i].kind == K_ORDMA) {
+				if (b->have_mode)
+					bench_ordma_set_mode(b, 0);
+				ret = bench_ordma_tput(b, t);
+			} else {
+				ret = bench_verbs_tput(b, tp[i].kind, t);
+			}
+			if (ret)
+				bench_die("%s throughput run failed", tp[i].name);
+			bad |= t->bytes_bad != 0;
+		}
+		b->ntput = 4;
 	}
 	if (b->do_fair) {
 		int ret;

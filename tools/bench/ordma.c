@@ -437,7 +437,7 @@ struct flow {
 	struct ordma *o;
 	uint32_t chan;
 	int pings;		/* light: round trips */
-	volatile int stop;	/* heavy sender: finish now */
+	int stop;		/* heavy sender: finish now (atomic) */
 	long msgs;
 	int bad;
 	int ret;
@@ -464,7 +464,7 @@ static void *heavy_send_main(void *arg)
 	char end = 0;
 
 	bench_fill(p, FAIR_HEAVY, 7);
-	while (!f->stop && !f->ret) {
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED) && !f->ret) {
 		if (ordma_send(f->o, f->chan, p, FAIR_HEAVY) != (int64_t)FAIR_HEAVY)
 			f->ret = -1;
 		f->msgs++;
@@ -535,7 +535,7 @@ static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 	}
 	pthread_join(le, NULL);
 	if (heavy) {
-		hs->stop = 1;
+		__atomic_store_n(&hs->stop, 1, __ATOMIC_RELAXED);
 		pthread_join(hst, NULL);
 		pthread_join(hrt, NULL);
 		if (hs->ret || hr->ret || hr->bad)
@@ -562,10 +562,15 @@ int bench_ordma_fair(struct bench *b)
 		return -ENOENT;
 	b->fair_quota[0] = total;
 	b->fair_quota[1] = quota < total ? quota : total / 4;
-	if ((ret = ordma_open(&lc.o, 0)) || (ret = ordma_open(&ls.o, 0)) ||
-	    (ret = ordma_open(&hs.o, 0)) || (ret = ordma_open(&hr.o, 0)))
-		goto out;
-	ret = chans_open(b, b->port + 3, lc.o, &lc.chan, ls.o, &ls.chan, 1);
+	ret = ordma_open(&lc.o, 0);
+	if (!ret)
+		ret = ordma_open(&ls.o, 0);
+	if (!ret)
+		ret = ordma_open(&hs.o, 0);
+	if (!ret)
+		ret = ordma_open(&hr.o, 0);
+	if (!ret)
+		ret = chans_open(b, b->port + 3, lc.o, &lc.chan, ls.o, &ls.chan, 1);
 	if (!ret)
 		ret = chans_open(b, b->port + 4, hs.o, &hs.chan, hr.o, &hr.chan, 1);
 	if (ret)

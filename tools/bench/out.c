@@ -245,11 +245,18 @@ void bench_print(struct bench *b)
 		printf("\n");
 		print_ctrs(b, op);
 	}
-	if (b->ntput)
-		printf("# throughput, ordma: %d channels x %d outstanding, %zu-byte messages from\n"
-		       "# never registered buffers: %.1f MB/s, %llu bytes verified, %llu bad\n\n",
-		       b->tput_chans, b->tput_depth, b->tput_len, b->tput[0].mbps,
-		       b->tput[0].bytes_ok, b->tput[0].bytes_bad);
+	if (b->ntput) {
+		printf("# throughput: %d channels x %d outstanding sends of %zu bytes from never\n"
+		       "# registered buffers (prereg: registered once), every byte checked at the end\n",
+		       b->tput_chans, b->tput_depth, b->tput_len);
+		printf("%-10s %10s %8s %14s %10s\n", "#strategy", "MB/s", "x prereg",
+		       "bytes_verified", "bytes_bad");
+		for (int i = 0; i < b->ntput; i++)
+			printf("%-10s %10.1f %8.2f %14llu %10llu\n", b->tput[i].name,
+			       b->tput[i].mbps, b->tput[i].mbps / b->tput[0].mbps,
+			       b->tput[i].bytes_ok, b->tput[i].bytes_bad);
+		printf("\n");
+	}
 	if (b->nfair) {
 		printf("# fairness, ordma: one-way latency of a 4 KiB ping-pong, us\n");
 		printf("%-26s %10s %10s %10s\n", "# light flow", "median", "p99", "min");
@@ -463,11 +470,10 @@ int bench_write_plot(struct bench *b, const char *path)
 			double x = crossover(b, op);
 
 			fprintf(g, "unset arrow\nunset label\n");
-			if (tax) {
+			if (tax)
 				fprintf(g, "unset logscale y\nset ylabel 'tax (x prereg)'\n");
-			} else {
+			else
 				fprintf(g, "set logscale y\nset ylabel 'latency (us)'\n");
-			}
 			if (x > 0)
 				fprintf(g, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'gray40'\n"
 					"set label 'bounce/regper crossover' at %g, graph 0.95 offset 0.5,0 font ',9'\n",

@@ -553,7 +553,10 @@ void bench_verbs_prepare(struct bench *b, int side)
 	if (p->nfrag > v->nfrag_max)
 		bench_die("too many fragments");
 	memset(v->ready_ok, 0, v->nfrag_max * sizeof(*v->ready_ok));
-	v->dposted = v->ddone = v->rdone = v->rwant = 0;
+	v->dposted = 0;
+	v->ddone = 0;
+	v->rdone = 0;
+	v->rwant = 0;
 	v->err = 0;
 	v->h.ready = 0;
 	if (side == 0) {
@@ -894,4 +897,283 @@ int bench_verbs_calibrate(struct bench *b)
 		b->copy_bw = n / cmed;
 	}
 	return 0;
+}
+
+/* ---- throughput: N connections x M outstanding sends --------------------- */
+
+struct tside {
+	struct bench_verbs v;		/* pd, cq, channel, ec; no ctrl */
+	struct rdma_cm_id **ids;
+	unsigned char *app;		/* nch * depth slots of len, unregistered */
+	unsigned char *stage;		/* registered: the slots (prereg) or bounce */
+	struct ibv_mr *stage_mr;
+	struct ibv_mr **mr;		/* regper: per slot */
+	enum bench_kind kind;
+	int nch, depth;
+	size_t len;
+	long per_chan;
+	int ret;
+};
+
+static int tput_post(struct tside *t, int recv, int slot)
+{
+	unsigned char *app = t->app + slot * t->len;
+	unsigned char *stg = t->stage + slot * t->len;
+	struct ibv_sge sge = { .length = t->len };
+	struct ibv_qp *qp = t->ids[slot / t->depth]->qp;
+
+	switch (t->kind) {
+	case K_PREREG:
+		sge.addr = (uintptr_t)stg;
+		sge.lkey = t->stage_mr->lkey;
+		break;
+	case K_BOUNCE:
+		if (!recv)
+			memcpy(stg, app, t->len);
+		sge.addr = (uintptr_t)stg;
+		sge.lkey = t->stage_mr->lkey;
+		break;
+	default:
+		t->mr[slot] = ibv_reg_mr(t->v.pd, app, t->len, recv ?
+					 IBV_ACCESS_LOCAL_WRITE : 0);
+		if (!t->mr[slot])
+			return -1;
+		sge.addr = (uintptr_t)app;
+		sge.lkey = t->mr[slot]->lkey;
+		break;
+	}
+	if (recv) {
+		struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		return ibv_post_recv(qp, &wr, &bad);
+	} else {
+		struct ibv_send_wr wr = {
+			.wr_id = slot, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		return ibv_post_send(qp, &wr, &bad);
+	}
+}
+
+/* Keep depth operations outstanding per connection until per_chan each. */
+static int tput_run(struct tside *t, int recv)
+{
+	int n = t->nch * t->depth;
+	long *issued = calloc(t->nch, sizeof(long)), left = t->per_chan * t->nch;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	void *ctx;
+	int armed = 0, got;
+
+	if (!issued)
+		return -1;
+	for (int s = 0; s < n; s++) {
+		if (issued[s / t->depth] >= t->per_chan)
+			continue;
+		if (tput_post(t, recv, s))
+			goto err;
+		issued[s / t->depth]++;
+	}
+	while (left) {
+		got = ibv_poll_cq(t->v.cq, 1, &wc);
+		if (got < 0)
+			goto err;
+		if (!got) {
+			if (!armed) {
+				if (ibv_req_notify_cq(t->v.cq, 0))
+					goto err;
+				armed = 1;
+				continue;
+			}
+			if (ibv_get_cq_event(t->v.ch, &cq, &ctx))
+				goto err;
+			ibv_ack_cq_events(cq, 1);
+			armed = 0;
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "ordma-bench: throughput: %s\n",
+				ibv_wc_status_str(wc.status));
+			goto err;
+		}
+		left--;
+		if (t->kind == K_BOUNCE && recv)
+			memcpy(t->app + wc.wr_id * t->len,
+			       t->stage + wc.wr_id * t->len, t->len);
+		if (t->kind == K_REGPER) {
+			ibv_dereg_mr(t->mr[wc.wr_id]);
+			t->mr[wc.wr_id] = NULL;
+		}
+		if (issued[wc.wr_id / t->depth] < t->per_chan) {
+			if (tput_post(t, recv, wc.wr_id))
+				goto err;
+			issued[wc.wr_id / t->depth]++;
+		}
+	}
+	free(issued);
+	return 0;
+err:
+	free(issued);
+	return -1;
+}
+
+static void *tput_recv_thread(void *arg)
+{
+	struct tside *t = arg;
+
+	t->ret = tput_run(t, 1);
+	return NULL;
+}
+
+static int tside_init(struct tside *t, struct ibv_context *ctx)
+{
+	size_t total = (size_t)t->nch * t->depth * t->len;
+
+	t->v.pd = ibv_alloc_pd(ctx);
+	t->v.ch = ibv_create_comp_channel(ctx);
+	if (!t->v.pd || !t->v.ch)
+		return -1;
+	t->v.cq = ibv_create_cq(ctx, 2 * t->nch * t->depth + 16, NULL, t->v.ch, 0);
+	if (!t->v.cq)
+		return -1;
+	t->stage = reg_big(&t->v, total, &t->stage_mr);
+	return 0;
+}
+
+static void tside_free(struct tside *t)
+{
+	size_t total = (size_t)t->nch * t->depth * t->len;
+
+	for (int i = 0; i < t->nch; i++) {
+		if (!t->ids[i])
+			continue;
+		if (t->ids[i]->qp) {
+			rdma_disconnect(t->ids[i]);
+			rdma_destroy_qp(t->ids[i]);
+		}
+	}
+	for (int i = 0; i < t->nch; i++)
+		if (t->ids[i])
+			rdma_destroy_id(t->ids[i]);
+	for (int i = 0; t->mr && i < t->nch * t->depth; i++)
+		if (t->mr[i])
+			ibv_dereg_mr(t->mr[i]);
+	if (t->v.listen)
+		rdma_destroy_id(t->v.listen);
+	if (t->stage_mr)
+		ibv_dereg_mr(t->stage_mr);
+	if (t->stage)
+		munmap(t->stage, total);
+	if (t->app)
+		bench_free(t->app, total);
+	if (t->v.cq)
+		ibv_destroy_cq(t->v.cq);
+	if (t->v.ch)
+		ibv_destroy_comp_channel(t->v.ch);
+	if (t->v.pd)
+		ibv_dealloc_pd(t->v.pd);
+	if (t->v.ec)
+		rdma_destroy_event_channel(t->v.ec);
+	free(t->ids);
+	free(t->mr);
+}
+
+/*
+ * The same workload as ordma's throughput run, over rdma-core: @kind is
+ * K_PREREG (the slots registered once), K_BOUNCE (copied through registered
+ * slots) or K_REGPER (each slot registered for each message).
+ */
+int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(b->port + 5) };
+	struct tside side[2], *c = &side[0], *s = &side[1];
+	size_t total = b->quick ? 32UL << 20 : 128UL << 20;
+	int n = b->tput_chans * b->tput_depth, ret = -1;
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {
+			.max_send_wr = b->tput_depth + 1, .max_recv_wr = b->tput_depth + 1,
+			.max_send_sge = 1, .max_recv_sge = 1,
+		},
+	};
+	struct rdma_cm_id *id;
+	pthread_t th;
+	double t0;
+
+	memset(side, 0, sizeof(side));
+	inet_pton(AF_INET, b->addr, &sa.sin_addr);
+	for (int i = 0; i < 2; i++) {
+		side[i].kind = kind;
+		side[i].nch = b->tput_chans;
+		side[i].depth = b->tput_depth;
+		side[i].len = b->tput_len;
+		side[i].per_chan = total / b->tput_len / b->tput_chans;
+		if (side[i].per_chan < b->tput_depth)
+			side[i].per_chan = b->tput_depth;
+		side[i].ids = calloc(side[i].nch, sizeof(*side[i].ids));
+		side[i].mr = calloc(n, sizeof(*side[i].mr));
+		side[i].v.ec = rdma_create_event_channel();
+		if (!side[i].ids || !side[i].mr || !side[i].v.ec)
+			goto out;
+		side[i].app = bench_fresh(n * b->tput_len);
+	}
+	for (int i = 0; i < n; i++)
+		bench_fill(c->app + i * b->tput_len, b->tput_len, 2000 + i);
+	if (rdma_create_id(s->v.ec, &s->v.listen, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(s->v.listen, (struct sockaddr *)&sa) ||
+	    rdma_listen(s->v.listen, b->tput_chans) ||
+	    tside_init(s, s->v.listen->verbs))
+		goto out;
+	for (int i = 0; i < c->nch; i++) {
+		if (rdma_create_id(c->v.ec, &id, NULL, RDMA_PS_TCP))
+			goto out;
+		c->ids[i] = id;
+		if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) ||
+		    cm_wait(c->v.ec, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+		    (!c->v.pd && tside_init(c, id->verbs)) ||
+		    rdma_resolve_route(id, 5000) ||
+		    cm_wait(c->v.ec, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+			goto out;
+		qa.send_cq = c->v.cq;
+		qa.recv_cq = c->v.cq;
+		if (rdma_create_qp(id, c->v.pd, &qa) || rdma_connect(id, &cp))
+			goto out;
+		if (cm_wait(s->v.ec, RDMA_CM_EVENT_CONNECT_REQUEST, &id))
+			goto out;
+		s->ids[i] = id;
+		qa.send_cq = s->v.cq;
+		qa.recv_cq = s->v.cq;
+		if (rdma_create_qp(id, s->v.pd, &qa) || rdma_accept(id, &cp) ||
+		    cm_wait(c->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL) ||
+		    cm_wait(s->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL))
+			goto out;
+	}
+	/* prereg sends what the registered slots hold: the same pattern */
+	if (kind == K_PREREG)
+		memcpy(c->stage, c->app, n * b->tput_len);
+	if (pthread_create(&th, NULL, tput_recv_thread, s))
+		goto out;
+	t0 = bench_now_us();
+	ret = tput_run(c, 0);
+	pthread_join(th, NULL);
+	r->mbps = (double)c->per_chan * c->nch * c->len / (bench_now_us() - t0);
+	if (!ret)
+		ret = s->ret;
+	for (int i = 0; i < n; i++) {
+		unsigned char *p = (kind == K_PREREG ? s->stage : s->app) + i * b->tput_len;
+
+		if (!ret && !bench_check(p, b->tput_len, 2000 + i))
+			r->bytes_ok += b->tput_len;
+		else
+			r->bytes_bad += b->tput_len;
+	}
+out:
+	tside_free(c);
+	tside_free(s);
+	return ret;
 }
