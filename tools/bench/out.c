@@ -69,7 +69,11 @@ static int ordma_run(const struct bench *b)
 	return -1;
 }
 
-/* (best static baseline - ordma) / (best static baseline - prereg) */
+/*
+ * (best static baseline - ordma) / (best static baseline - prereg); -1 when
+ * the baseline is not slower than prereg at all, 1 (and *h set) when it is
+ * but within noise.
+ */
 static int hidden_of(const struct bench *b, int s, int op, double *h)
 {
 	const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
@@ -78,11 +82,10 @@ static int hidden_of(const struct bench *b, int s, int op, double *h)
 	const struct bench_summary *st = reg->median < bnc->median ? reg : bnc;
 	const struct bench_summary *o = &b->runs[ordma_run(b)].cell[s][op].s;
 
-	if (!pre->n || !st->n || !o->n || bench_tied(st, pre) ||
-	    st->median <= pre->median)
+	if (!pre->n || !st->n || !o->n || st->median <= pre->median)
 		return -1;
 	*h = (st->median - o->median) / (st->median - pre->median);
-	return 0;
+	return bench_tied(st, pre);
 }
 
 static const char *op_title(int op)
@@ -179,7 +182,9 @@ void bench_print(struct bench *b)
 	printf("#   reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte) = %s bytes (used);\n"
 	       "#   best swept over these sizes: write %s, send %s\n", t1, t2, t3);
 	print_verified(b);
-	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n\n");
+	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
+	printf("# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
+	       "# is within noise of prereg, '-': not slower than prereg (nothing to hide)\n\n");
 
 	for (int op = 0; op < BENCH_NOPS; op++) {
 		printf("# %s: median latency, us\n", op_title(op));
@@ -208,10 +213,16 @@ void bench_print(struct bench *b)
 				else
 					printf(" %10.1f%c", x->median, mark);
 			}
-			if (!hidden_of(b, s, op, &h))
+			switch (hidden_of(b, s, op, &h)) {
+			case 0:
 				printf("  %6.0f%%\n", h * 100);
-			else
+				break;
+			case 1:
+				printf("  %6.0f%%~\n", h * 100);
+				break;
+			default:
 				printf("  %7s\n", "-");
+			}
 		}
 		printf("\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
 		for (int k = 0; k < nc; k++)
@@ -364,7 +375,7 @@ int bench_write_json(struct bench *b, const char *path)
 	first = 1;
 	for (int s = 0; s < b->nsizes; s++) {
 		for (int op = 0; op < BENCH_NOPS; op++) {
-			int run;
+			int run, ret;
 			double h;
 
 			col_s(b, &c[5], s, op, &run);
@@ -372,11 +383,13 @@ int bench_write_json(struct bench *b, const char *path)
 				first ? "" : ",", bench_op_names[op], b->sizes[s],
 				b->runs[run].name);
 			first = 0;
-			if (hidden_of(b, s, op, &h))
+			ret = hidden_of(b, s, op, &h);
+			if (ret < 0)
 				fprintf(f, "null");
 			else
 				json_num(f, h);
-			fprintf(f, " }");
+			fprintf(f, ", \"hidden_within_noise\": %s }",
+				ret > 0 ? "true" : "false");
 		}
 	}
 	fprintf(f, "\n  ],\n  \"throughput\": [");
@@ -446,6 +459,7 @@ int bench_write_plot(struct bench *b, const char *path)
 {
 	struct col c[MAX_COLS];
 	int nc = cols_of(b, c);
+	size_t len = strlen(path);
 	FILE *g = popen("gnuplot", "w");
 
 	if (!g)
@@ -460,30 +474,42 @@ int bench_write_plot(struct bench *b, const char *path)
 		}
 		fprintf(g, "EOD\n");
 	}
-	fprintf(g, "set terminal svg size 1100,800 dynamic font 'sans,11'\n");
+	if (len > 4 && !strcmp(path + len - 4, ".png"))
+		fprintf(g, "set terminal pngcairo size 1100,800 font 'sans,9'\n");
+	else
+		fprintf(g, "set terminal svg size 1100,800 dynamic font 'sans,11'\n");
 	fprintf(g, "set output '%s'\n", path);
 	fprintf(g, "set multiplot layout 2,2 title 'ordma-bench on %s: %d iterations, medians'\n",
 		b->ibdev, b->iters);
-	fprintf(g, "set logscale x 2\nset format x '%%.0s%%cB'\nset grid\nset key top left font ',9'\n");
+	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
+	for (int s = 0; s < b->nsizes; s++) {
+		size_t v = b->sizes[s];
+
+		fprintf(g, "%s\"%zu%s\" %zu", s ? ", " : "",
+			v >= 1 << 20 ? v >> 20 : v >= 1 << 10 ? v >> 10 : v,
+			v >= 1 << 20 ? "M" : v >= 1 << 10 ? "K" : "", v);
+	}
+	fprintf(g, ")\nset logscale y\n");
 	for (int tax = 0; tax < 2; tax++) {
 		for (int op = 0; op < BENCH_NOPS; op++) {
 			double x = crossover(b, op);
 
 			fprintf(g, "unset arrow\nunset label\n");
-			if (tax)
-				fprintf(g, "unset logscale y\nset ylabel 'tax (x prereg)'\n");
-			else
-				fprintf(g, "set logscale y\nset ylabel 'latency (us)'\n");
+			fprintf(g, "set ylabel '%s'\n", tax ? "tax (x prereg)" : "latency (us)");
+			/* the label on the side of the line with more room */
 			if (x > 0)
 				fprintf(g, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'gray40'\n"
-					"set label 'bounce/regper crossover' at %g, graph 0.95 offset 0.5,0 font ',9'\n",
-					x, x, x);
+					"set label 'bounce/regper crossover' at %g, graph 0.95 %s font ',9'\n",
+					x, x, x, x * x > (double)b->sizes[0] * b->sizes[b->nsizes - 1] ?
+					"right offset -0.5,0" : "offset 0.5,0");
+			if (tax)
+				fprintf(g, "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb 'gray60'\n");
 			fprintf(g, "set xlabel 'bytes'\nset title '%s%s'\nplot ",
-				op_title(op), tax ? ": tax" : ": latency");
+				op_title(op), tax ? ": tax (median / prereg median)" : ": median latency");
 			for (int k = tax; k < nc; k++)
-				fprintf(g, "%s$lat%d using 1:%s%d%s with linespoints title '%s'",
+				fprintf(g, "%s$lat%d using 1:%s%d%s with linespoints lt %d title '%s'",
 					k > tax ? ", " : "", op, tax ? "($" : "",
-					k + 2, tax ? "/$2)" : "", c[k].name);
+					k + 2, tax ? "/$2)" : "", k + 1, c[k].name);
 			fprintf(g, "\n");
 		}
 	}
