@@ -545,6 +545,9 @@ int main(int argc, char **argv)
 				bad |= c->bytes_bad != 0;
 			}
 	sweep_thresh(b);
+	/* throughput and fairness: the module's own choice */
+	if (b->have_mode && bench_ordma_set_mode(b, 0))
+		bench_die("cannot set mode auto");
 
 	if (b->do_tput) {
 		static const struct {
@@ -563,13 +566,10 @@ int main(int argc, char **argv)
 				       tp[i].name, b->tput_chans, b->tput_depth,
 				       b->tput_len);
 			snprintf(t->name, sizeof(t->name), "%s", tp[i].name);
-			if (tp[i].kind == K_ORDMA) {
-				if (b->have_mode)
-					bench_ordma_set_mode(b, 0);
+			if (tp[i].kind == K_ORDMA)
 				ret = bench_ordma_tput(b, t);
-			} else {
+			else
 				ret = bench_verbs_tput(b, tp[i].kind, t);
-			}
 			if (ret)
 				bench_die("%s throughput run failed", tp[i].name);
 			bad |= t->bytes_bad != 0;

@@ -88,6 +88,15 @@ static int hidden_of(const struct bench *b, int s, int op, double *h)
 	return bench_tied(st, pre);
 }
 
+/* Room for a column: its name, or a median with its mark (and /F). */
+static int colw(const struct col *c)
+{
+	int w = strlen(c->name) + 1;
+	int min = c->run < 0 ? 13 : 11;
+
+	return w > min ? w : min;
+}
+
 static const char *op_title(int op)
 {
 	return op == BENCH_WRITE ? "RDMA WRITE" : "send/recv";
@@ -190,7 +199,7 @@ void bench_print(struct bench *b)
 		printf("# %s: median latency, us\n", op_title(op));
 		printf("%9s", "#bytes");
 		for (int k = 0; k < nc; k++)
-			printf(" %*s", k == 5 ? 13 : 11, c[k].name);
+			printf(" %*s", colw(&c[k]), c[k].name);
 		printf("  %7s\n", "hidden");
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_summary *best = NULL;
@@ -209,10 +218,11 @@ void bench_print(struct bench *b)
 				const struct bench_summary *x = col_s(b, &c[k], s, op, &run);
 				char mark = x == best ? '*' : bench_tied(x, best) ? '=' : ' ';
 
-				if (k == 5)
-					printf(" %9.1f%c/%-2d", x->median, mark, b->runs[run].arg);
+				if (c[k].run < 0)
+					printf(" %*.1f%c/%-2d", colw(&c[k]) - 4, x->median,
+					       mark, b->runs[run].arg);
 				else
-					printf(" %10.1f%c", x->median, mark);
+					printf(" %*.1f%c", colw(&c[k]) - 1, x->median, mark);
 			}
 			ret = hidden_of(b, s, op, &h);
 			if (ret >= 0 && fabs(h) > 9.99)	/* tiny denominator */
@@ -230,19 +240,19 @@ void bench_print(struct bench *b)
 		}
 		printf("\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
 		for (int k = 0; k < nc; k++)
-			printf(" %*s", k == 5 ? 13 : 11, c[k].name);
+			printf(" %*s", colw(&c[k]), c[k].name);
 		printf("\n");
 		for (int s = 0; s < b->nsizes; s++) {
 			printf("%9zu", b->sizes[s]);
 			for (int k = 0; k < nc; k++)
-				printf(" %*.1f", k == 5 ? 13 : 11,
+				printf(" %*.1f", colw(&c[k]),
 				       col_s(b, &c[k], s, op, NULL)->p99);
 			printf("\n");
 		}
 		printf("\n# %s: tax = median / prereg median ('~' within noise of prereg)\n%9s",
 		       op_title(op), "#bytes");
 		for (int k = 1; k < nc; k++)
-			printf(" %*s", k == 5 ? 13 : 11, c[k].name);
+			printf(" %*s", colw(&c[k]), c[k].name);
 		printf(" %11s %11s\n", "prereg MB/s", "ordma MB/s");
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_summary *pre = col_s(b, &c[0], s, op, NULL);
@@ -251,7 +261,7 @@ void bench_print(struct bench *b)
 			for (int k = 1; k < nc; k++) {
 				const struct bench_summary *x = col_s(b, &c[k], s, op, NULL);
 
-				printf(" %*s%5.2f", k == 5 ? 7 : 5,
+				printf(" %*s%5.2f", colw(&c[k]) - 5,
 				       bench_tied(x, pre) ? "~" : "", x->median / pre->median);
 			}
 			printf(" %11.1f %11.1f\n", b->sizes[s] / pre->median,
