@@ -119,6 +119,7 @@ struct bench {
 	struct bench_fair {
 		char name[40];
 		struct bench_summary s;
+		double heavy_mbps;	/* the heavy flow meanwhile */
 	} fair[4];
 	int nfair;
 	int fair_quota[2];

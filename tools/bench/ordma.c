@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <libordma.h>
@@ -308,13 +309,15 @@ static int tput_loop(struct tput *t, int recv)
 	}
 	ret = ordma_submit(t->o);
 	while (ret >= 0 && left) {
+		uint64_t cookie;
 		int c, d;
 
 		ret = ordma_wait_cqe(t->o, &cqe);
 		if (ret)
 			break;
-		c = cqe->cookie >> 32;
-		d = cqe->cookie & 0xffffffff;
+		cookie = cqe->cookie;
+		c = cookie >> 32;
+		d = cookie & 0xffffffff;
 		if (cqe->res != (int64_t)t->len)
 			ret = cqe->res < 0 ? (int)cqe->res : -EIO;
 		ordma_cqe_seen(t->o, cqe);
@@ -330,10 +333,9 @@ static int tput_loop(struct tput *t, int recv)
 				break;
 			}
 			if (recv)
-				ordma_prep_recv(sqe, t->chans[c], p, t->len, cqe->cookie);
+				ordma_prep_recv(sqe, t->chans[c], p, t->len, cookie);
 			else
-				ordma_prep_send(sqe, t->chans[c], p, t->len,
-						(uint64_t)c << 32 | d);
+				ordma_prep_send(sqe, t->chans[c], p, t->len, cookie);
 			issued[c]++;
 			ret = ordma_submit(t->o);
 		}
@@ -499,8 +501,10 @@ static void *heavy_recv_main(void *arg)
 /* One phase: pings round trips of the light flow, heavy flow on or off. */
 static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 		      struct flow *hs, struct flow *hr, int heavy,
-		      struct bench_summary *s)
+		      struct bench_fair *out)
 {
+	struct bench_summary *s = &out->s;
+	double t_start = bench_now_us();
 	unsigned char *p = bench_fresh(FAIR_LIGHT);
 	double *t = calloc(lc->pings, sizeof(*t));
 	pthread_t le, hst, hrt;
@@ -513,13 +517,13 @@ static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 		return -EAGAIN;
 	if (heavy) {
 		hs->stop = 0;
+		hs->msgs = 0;
+		hr->msgs = 0;
 		if (pthread_create(&hrt, NULL, heavy_recv_main, hr) ||
 		    pthread_create(&hst, NULL, heavy_send_main, hs))
 			return -EAGAIN;
-		/* let the stream fill the pipe before the first ping */
-		while (__atomic_load_n(&hr->msgs, __ATOMIC_RELAXED) < 1 && !hr->ret &&
-		       !hs->ret)
-			sched_yield();
+		/* let the stream get going before the first ping */
+		usleep(200000);
 	}
 	for (int i = 0; i < lc->pings && !ret; i++) {
 		double t0;
@@ -538,6 +542,8 @@ static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 		__atomic_store_n(&hs->stop, 1, __ATOMIC_RELAXED);
 		pthread_join(hst, NULL);
 		pthread_join(hrt, NULL);
+		out->heavy_mbps = hr->msgs * (double)FAIR_HEAVY /
+				  (bench_now_us() - t_start);
 		if (hs->ret || hr->ret || hr->bad)
 			ret = -EIO;
 	}
@@ -577,7 +583,7 @@ int bench_ordma_fair(struct bench *b)
 		goto out;
 	b->nfair = 0;
 	snprintf(b->fair[0].name, sizeof(b->fair[0].name), "idle");
-	ret = fair_phase(b, &lc, &ls, &hs, &hr, 0, &b->fair[0].s);
+	ret = fair_phase(b, &lc, &ls, &hs, &hr, 0, &b->fair[0]);
 	for (int q = 0; q < 2 && !ret; q++) {
 		struct bench_fair *f = &b->fair[1 + q];
 
@@ -588,7 +594,7 @@ int bench_ordma_fair(struct bench *b)
 		}
 		snprintf(f->name, sizeof(f->name), "heavy, quota %d%s",
 			 b->fair_quota[q], q ? "" : " (none)");
-		ret = fair_phase(b, &lc, &ls, &hs, &hr, 1, &f->s);
+		ret = fair_phase(b, &lc, &ls, &hs, &hr, 1, f);
 	}
 	if (!ret)
 		b->nfair = 3;

@@ -284,10 +284,12 @@ void bench_print(struct bench *b)
 	}
 	if (b->nfair) {
 		printf("# fairness, ordma: one-way latency of a 4 KiB ping-pong, us\n");
-		printf("%-26s %10s %10s %10s\n", "# light flow", "median", "p99", "min");
+		printf("%-26s %10s %10s %10s %12s\n", "# light flow", "median", "p99",
+		       "min", "heavy MB/s");
 		for (int i = 0; i < b->nfair; i++)
-			printf("%-26s %10.1f %10.1f %10.1f\n", b->fair[i].name,
-			       b->fair[i].s.median, b->fair[i].s.p99, b->fair[i].s.min);
+			printf("%-26s %10.1f %10.1f %10.1f %12.1f\n", b->fair[i].name,
+			       b->fair[i].s.median, b->fair[i].s.p99, b->fair[i].s.min,
+			       b->fair[i].heavy_mbps);
 		printf("\n");
 	}
 }
@@ -419,7 +421,7 @@ int bench_write_json(struct bench *b, const char *path)
 	for (int i = 0; i < b->nfair; i++) {
 		fprintf(f, "%s\n    { \"phase\": \"%s\", ", i ? "," : "", b->fair[i].name);
 		json_summary(f, &b->fair[i].s);
-		fprintf(f, " }");
+		fprintf(f, ", \"heavy_MBps\": %.3f }", b->fair[i].heavy_mbps);
 	}
 	fprintf(f, "\n  ]\n}\n");
 	(void)nc;
