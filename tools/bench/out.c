@@ -107,7 +107,7 @@ static void print_size(char *buf, size_t len, size_t v)
 	if (v == (size_t)-1)
 		snprintf(buf, len, "none (always bounce)");
 	else
-		snprintf(buf, len, "%zu", v);
+		snprintf(buf, len, "%zu bytes", v);
 }
 
 static void print_ctrs(struct bench *b, int op)
@@ -188,8 +188,8 @@ void bench_print(struct bench *b)
 	print_size(t1, sizeof(t1), b->thresh);
 	print_size(t2, sizeof(t2), b->thresh_best[BENCH_WRITE]);
 	print_size(t3, sizeof(t3), b->thresh_best[BENCH_SEND]);
-	printf("#   reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte) = %s bytes (used);\n"
-	       "#   best swept over these sizes: write %s, send %s\n", t1, t2, t3);
+	printf("#   UCX's rule reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte): %s (thresh uses it)\n"
+	       "#   best threshold swept over these sizes: write %s, send %s\n", t1, t2, t3);
 	print_verified(b);
 	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
 	printf("# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
@@ -225,18 +225,16 @@ void bench_print(struct bench *b)
 					printf(" %*.1f%c", colw(&c[k]) - 1, x->median, mark);
 			}
 			ret = hidden_of(b, s, op, &h);
-			if (ret >= 0 && fabs(h) > 9.99)	/* tiny denominator */
-				h = h > 0 ? 9.99 : -9.99;
-			switch (ret) {
-			case 0:
-				printf("  %6.0f%%\n", h * 100);
-				break;
-			case 1:
-				printf("  %6.0f%%~\n", h * 100);
-				break;
-			default:
+			if (ret < 0) {
 				printf("  %7s\n", "-");
+				continue;
 			}
+			/* a tiny denominator makes huge fractions: say "beyond" */
+			if (fabs(h) > 9.99)
+				printf("  %s999%%", h > 0 ? " >" : "<-");
+			else
+				printf("  %6.0f%%", h * 100);
+			printf("%s\n", ret ? "~" : "");
 		}
 		printf("\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
 		for (int k = 0; k < nc; k++)
