@@ -105,8 +105,7 @@ struct bench {
 
 	/* thresh inputs, measured */
 	double reg_fixed_us, reg_per_byte_us, copy_bw, wire_bw;	/* bytes/us */
-	size_t thresh;			/* formula; 0: always regper */
-	int thresh_inf;			/* formula says: always bounce */
+	size_t thresh;			/* formula; SIZE_MAX: always bounce */
 	size_t thresh_best[BENCH_NOPS];	/* swept on the medians */
 
 	/* throughput and fairness results */

@@ -462,12 +462,11 @@ static void calibrate(struct bench *b)
 	bench_summarise(t, 3, &s);
 	b->wire_bw = n / s.median;
 	den = 1 / b->copy_bw - 1 / b->wire_bw - b->reg_per_byte_us;
-	if (den <= 0) {
-		b->thresh_inf = 1;
+	/* at or below zero: copying never costs more, always bounce */
+	if (den <= 0)
 		b->thresh = (size_t)-1;
-	} else {
+	else
 		b->thresh = (size_t)(b->reg_fixed_us / den);
-	}
 }
 
 static void sweep_thresh(struct bench *b)
