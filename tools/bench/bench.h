@@ -163,6 +163,7 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf);
 void bench_ordma_after(struct bench *b, int side, unsigned char *buf);
 int bench_ordma_set_mode(struct bench *b, int mode);
 int bench_ordma_counters(struct bench *b, long long *v);
+void bench_ordma_quiesce(struct bench *b);
 int bench_ordma_tput(struct bench *b, struct bench_tput *r);
 int bench_ordma_fair(struct bench *b);
 

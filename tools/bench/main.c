@@ -4,7 +4,7 @@
  * registered over RDMA, on one device, in one run. See ordma-bench(1).
  *
  * Latency: for every size, every iteration runs every strategy once, in a
- * rotating order (A B C ... then B C ... A), for RDMA WRITE and for
+ * new random order each round (C A B ... then B C A ...), for RDMA WRITE and for
  * messages, each from a fresh source buffer (mmap'd and filled) into a fresh
  * destination buffer (mmap'd and zeroed), neither registered; the receiver
  * checks every byte after the timed region. Then throughput and fairness
@@ -198,6 +198,7 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 	if (!c)
 		return j->verified ? t : -1;
 	if (ordma) {
+		bench_ordma_quiesce(b);
 		bench_ordma_counters(b, after);
 		for (int i = 0; i < b->nctr; i++)
 			c->ctr[i] += after[i] - before[i];
@@ -444,6 +445,25 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 	b->max_len = (b->max_len + 4095) & ~4095UL;
 }
 
+/*
+ * A new order for every round (Fisher-Yates, fixed seed: reproducible), so
+ * that no strategy always follows the same one and inherits its leftovers.
+ */
+static void shuffle(int *v, int n, uint64_t *rng)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j, t;
+
+		*rng ^= *rng << 13;
+		*rng ^= *rng >> 7;
+		*rng ^= *rng << 17;
+		j = *rng % (i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
 /* UCX's rule with what this device measured; then the best swept one. */
 static void calibrate(struct bench *b)
 {
@@ -497,6 +517,8 @@ int main(int argc, char **argv)
 	struct bench *b = &bench;
 	pthread_t server;
 	double t_start = bench_now_us();
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+	int order[BENCH_MAX_RUNS];
 	int bad = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -516,6 +538,8 @@ int main(int argc, char **argv)
 	if (pthread_create(&server, NULL, server_main, b))
 		bench_die("pthread_create");
 
+	for (int k = 0; k < b->nruns; k++)
+		order[k] = k;
 	bench_progress("calibrating on %s", b->ibdev);
 	calibrate(b);
 
@@ -524,10 +548,12 @@ int main(int argc, char **argv)
 			bench_progress("latency %zu bytes, iteration %d/%d, %.0f s",
 				       b->sizes[s], it + 1, b->iters,
 				       (bench_now_us() - t_start) / 1e6);
-			for (int op = 0; op < BENCH_NOPS; op++)
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				shuffle(order, b->nruns, &rng);
 				for (int k = 0; k < b->nruns; k++)
-					one_xfer(b, &b->runs[(k + it) % b->nruns],
-						 op, s, b->sizes[s]);
+					one_xfer(b, &b->runs[order[k]], op, s,
+						 b->sizes[s]);
+			}
 		}
 	}
 	b->job.quit = 1;

@@ -119,6 +119,27 @@ int bench_ordma_counters(struct bench *b, long long *v)
 	return 0;
 }
 
+/*
+ * After a transfer, outside the timed region: wait (up to 100 ms) until the
+ * module holds no pool chunk, pinned page or MR any more, so that work it
+ * left for later is not charged to whatever runs next.
+ */
+void bench_ordma_quiesce(struct bench *b)
+{
+	for (int i = 0; i < 100; i++) {
+		long long total = 0, free_ = 0, pinned = 0, mrs = 0;
+
+		if (sysfs_read(b, "chunks_total", &total) ||
+		    sysfs_read(b, "chunks_free", &free_))
+			return;
+		sysfs_read(b, "pages_pinned", &pinned);
+		sysfs_read(b, "mrs_live", &mrs);
+		if (free_ >= total && !pinned && !mrs)
+			return;
+		usleep(1000);
+	}
+}
+
 int bench_ordma_set_mode(struct bench *b, int mode)
 {
 	if (mode < 0)
