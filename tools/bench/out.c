@@ -247,6 +247,17 @@ void bench_print(struct bench *b)
 				       col_s(b, &c[k], s, op, NULL)->p99);
 			printf("\n");
 		}
+		printf("\n# %s: min latency, us\n%9s", op_title(op), "#bytes");
+		for (int k = 0; k < nc; k++)
+			printf(" %*s", colw(&c[k]), c[k].name);
+		printf("\n");
+		for (int s = 0; s < b->nsizes; s++) {
+			printf("%9zu", b->sizes[s]);
+			for (int k = 0; k < nc; k++)
+				printf(" %*.1f", colw(&c[k]),
+				       col_s(b, &c[k], s, op, NULL)->min);
+			printf("\n");
+		}
 		printf("\n# %s: tax = median / prereg median ('~' within noise of prereg)\n%9s",
 		       op_title(op), "#bytes");
 		for (int k = 1; k < nc; k++)
