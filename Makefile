@@ -22,11 +22,13 @@ LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h)
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
-.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all
+.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all tools
 
 TOOLS := tools/ordma-bench tools/ordma-ringbench
 
 all: modules selftests $(TOOLS)
+
+tools: $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
@@ -115,8 +117,9 @@ clean:
 # all at ORDMA_1.0) and lib/libordma.a; the tools, examples and guest test
 # link the static one so they run from the tree. `make install PREFIX=...
 # DESTDIR=...` installs the library, <libordma.h> and <linux/ordma.h>,
-# ordma.pc, the man pages and ordmacp; `make modules_install` installs the
-# module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR honoured).
+# ordma.pc, the man pages, ordmacp and ordma-bench; `make modules_install`
+# installs the module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR
+# honoured).
 
 ORDMA_VERSION	:= 1.0.0
 ORDMA_SONAME	:= libordma.so.1
@@ -159,6 +162,12 @@ lib/$(ORDMA_SONAME) lib/libordma.so: $(LIB_SO)
 tools/ordmacp: tools/ordmacp.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
 	$(CC) $(LIB_USER_CFLAGS) -o $@ $< lib/libordma.a
 
+# ordma-bench: libordma against the rdma-core baselines (tools/bench/).
+BENCH_SRCS	:= $(wildcard tools/bench/*.c)
+
+tools/ordma-bench: $(BENCH_SRCS) tools/bench/bench.h lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
+	$(CC) $(LIB_USER_CFLAGS) -o $@ $(BENCH_SRCS) lib/libordma.a -lrdmacm -libverbs -lpthread -lm
+
 examples: $(EXAMPLES)
 
 examples/%: examples/%.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.h
@@ -170,7 +179,7 @@ selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
 selftests/guest/lib_test: LDLIBS += lib/libordma.a
 
-install: lib tools/ordmacp
+install: lib tools/ordmacp tools/ordma-bench
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
@@ -187,7 +196,7 @@ install: lib tools/ordmacp
 	$(INSTALL) -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	$(INSTALL) -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
-	$(INSTALL) -m 755 tools/ordmacp $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 tools/ordmacp tools/ordma-bench $(DESTDIR)$(BINDIR)/
 
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install

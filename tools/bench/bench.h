@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ordma-bench: ordma against the usual ways of moving unregistered memory
+ * over RDMA, on one device, with the same sizes and buffers, in one run.
+ *
+ * main.c runs the workloads and interleaves the strategies, verbs.c holds
+ * the rdma-core baselines, ordma.c drives libordma, stats.c summarises
+ * samples and out.c writes the table, JSON, CSV and the gnuplot SVG.
+ *
+ * Every transfer runs between two threads of this process: the sender (the
+ * main thread) and the receiver (one server thread), each with its own
+ * connection end, so both sides' registration, copies and waits are timed.
+ * The threads meet at barriers outside the timed region only.
+ */
+#ifndef ORDMA_BENCH_H
+#define ORDMA_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#define BENCH_MAX_SIZES		32
+#define BENCH_MAX_RUNS		16
+#define BENCH_PIECE		(64UL << 10)	/* uoverlap copy piece */
+#define BENCH_FRAG		(1UL << 20)	/* pipeline fragment */
+#define BENCH_INFLIGHT		4		/* pipeline fragments in flight */
+#define BENCH_NCTR		24		/* sysfs counters kept per cell */
+
+/* One-sided RDMA WRITE, or a message (neither side registered either way). */
+enum bench_op { BENCH_WRITE, BENCH_SEND, BENCH_NOPS };
+
+enum bench_kind {
+	K_PREREG,	/* source and destination registered once */
+	K_REGPER,	/* ibv_reg_mr + op + ibv_dereg_mr per transfer */
+	K_BOUNCE,	/* copy through pre-registered buffers */
+	K_THRESH,	/* bounce below a threshold, regper above (UCX) */
+	K_PIPELINE,	/* 1 MiB fragments registered and sent in turn (ob1) */
+	K_UOVERLAP,	/* user-space overlap: copy head while a helper registers */
+	K_ORDMA,	/* libordma */
+};
+
+struct bench_summary {
+	double median, p99, min, lo, hi;	/* us; lo..hi: 95% CI of the median */
+	int n;
+};
+
+/* The samples of one strategy at one size and operation. */
+struct bench_cell {
+	double *t;			/* us, one per iteration */
+	int n;
+	unsigned long long bytes_ok;	/* verified after each transfer */
+	unsigned long long bytes_bad;
+	struct bench_summary s;
+	long long ctr[BENCH_NCTR];	/* sysfs counter deltas (ordma runs) */
+};
+
+/* One column of the interleave. */
+struct bench_run {
+	char name[24];
+	enum bench_kind kind;
+	int arg;		/* uoverlap: head = len / arg; ordma: mode or -1 */
+	struct bench_cell cell[BENCH_MAX_SIZES][BENCH_NOPS];
+};
+
+/* What both threads do next (written by the sender between barriers). */
+struct bench_job {
+	int quit;
+	enum bench_op op;
+	const struct bench_run *run;
+	size_t len;
+	unsigned int seed;
+	size_t thresh;		/* K_THRESH: regper from this size up */
+	/* results, each side its own */
+	double t0[2], t1[2];	/* [0] sender, [1] receiver */
+	int err[2];
+	int verified;		/* receiver: 1 every byte right, 0 not */
+};
+
+struct bench_verbs;
+struct bench_ordma;
+
+struct bench {
+	/* options */
+	const char *dev;	/* ib device name, NULL: first active */
+	const char *addr;
+	unsigned short port;
+	int iters;
+	int quick;
+	int trace;		/* ORDMA_BENCH_TRACE set: each transfer on stderr */
+	size_t sizes[BENCH_MAX_SIZES];
+	int nsizes;
+	size_t max_len;
+	int do_tput, do_fair;
+	int tput_chans, tput_depth;
+	size_t tput_len;
+	const char *json, *csv, *plot;
+
+	/* strategies */
+	struct bench_run runs[BENCH_MAX_RUNS];
+	int nruns;
+	int have_mode;		/* /sys/class/ordma/<dev>/mode exists */
+	char ibdev[64];
+	char ctr_name[BENCH_NCTR][32];
+	int nctr;
+
+	/* thresh inputs, measured */
+	double reg_fixed_us, reg_per_byte_us, copy_bw, wire_bw;	/* bytes/us */
+	size_t thresh;			/* formula; SIZE_MAX: always bounce */
+	size_t thresh_best[BENCH_NOPS];	/* swept on the medians */
+
+	/* throughput and fairness results */
+	struct bench_tput {
+		char name[24];
+		double mbps;
+		unsigned long long bytes_ok, bytes_bad;
+	} tput[4];
+	int ntput;
+	struct bench_fair {
+		char name[40];
+		struct bench_summary s;
+		double heavy_mbps;	/* the heavy flow meanwhile */
+	} fair[4];
+	int nfair;
+	int fair_quota[2];
+
+	/* the two threads */
+	struct bench_job job;
+	pthread_barrier_t go, start, end, done;
+	struct bench_verbs *vs[2];	/* [0] sender, [1] receiver */
+	struct bench_ordma *os[2];
+};
+
+extern const char *const bench_mode_names[4];
+extern const char *const bench_op_names[BENCH_NOPS];
+
+/* main.c */
+double bench_now_us(void);
+void bench_fill(unsigned char *p, size_t len, unsigned int seed);
+int bench_check(const unsigned char *p, size_t len, unsigned int seed);
+unsigned char *bench_fresh(size_t len);
+void bench_free(unsigned char *p, size_t len);
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* stats.c */
+void bench_summarise(const double *t, int n, struct bench_summary *s);
+int bench_tied(const struct bench_summary *a, const struct bench_summary *b);
+
+/* verbs.c: the baselines; side 0 sends, side 1 receives */
+int bench_verbs_setup(struct bench *b);
+void bench_verbs_teardown(struct bench *b);
+int bench_verbs_xfer(struct bench *b, int side, unsigned char *buf);
+void bench_verbs_prepare(struct bench *b, int side);
+void bench_verbs_after(struct bench *b, int side);
+unsigned char *bench_verbs_prereg_buf(struct bench *b, int side);
+int bench_verbs_calibrate(struct bench *b);
+int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r);
+
+/* ordma.c */
+int bench_ordma_setup(struct bench *b);
+void bench_ordma_teardown(struct bench *b);
+int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf);
+void bench_ordma_after(struct bench *b, int side, unsigned char *buf);
+int bench_ordma_set_mode(struct bench *b, int mode);
+int bench_ordma_counters(struct bench *b, long long *v);
+void bench_ordma_quiesce(struct bench *b);
+int bench_ordma_tput(struct bench *b, struct bench_tput *r);
+int bench_ordma_fair(struct bench *b);
+
+/* out.c */
+void bench_print(struct bench *b);
+int bench_write_json(struct bench *b, const char *path);
+int bench_write_csv(struct bench *b, const char *path);
+int bench_write_plot(struct bench *b, const char *path);
+
+#endif /* ORDMA_BENCH_H */

@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ordma-bench - ordma against the usual ways of moving memory nobody
+ * registered over RDMA, on one device, in one run. See ordma-bench(1).
+ *
+ * Latency: for every size, every iteration runs every strategy once, in a
+ * new random order each round (C A B ... then B C A ...), for RDMA WRITE and for
+ * messages, each from a fresh source buffer (mmap'd and filled) into a fresh
+ * destination buffer (mmap'd and zeroed), neither registered; the receiver
+ * checks every byte after the timed region. Then throughput and fairness
+ * over ordma, then the tables.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <infiniband/verbs.h>
+#include "bench.h"
+
+const char *const bench_op_names[BENCH_NOPS] = { "write", "send" };
+
+double bench_now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+void bench_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "\nordma-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void bench_progress(const char *fmt, ...)
+{
+	static int tty = -1;
+	va_list ap;
+
+	if (tty < 0)
+		tty = isatty(2);
+	fprintf(stderr, tty ? "\r\033[Kordma-bench: " : "ordma-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (!tty)
+		fputc('\n', stderr);
+}
+
+/* The byte pattern of a transfer: depends on the seed and the offset. */
+static inline uint64_t pattern(unsigned int seed, size_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ULL ^ (seed + 1) * 0xd1b54a32d192ed03ULL;
+}
+
+void bench_fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t w = len / 8;
+
+	for (size_t i = 0; i < w; i++)
+		((uint64_t *)p)[i] = pattern(seed, i);
+	for (size_t i = w * 8; i < len; i++)
+		p[i] = (unsigned char)pattern(seed, i);
+}
+
+int bench_check(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t w = len / 8;
+
+	for (size_t i = 0; i < w; i++)
+		if (((const uint64_t *)p)[i] != pattern(seed, i))
+			return -1;
+	for (size_t i = w * 8; i < len; i++)
+		if (p[i] != (unsigned char)pattern(seed, i))
+			return -1;
+	return 0;
+}
+
+static unsigned char *map_only(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		bench_die("mmap %zu bytes: %s", len, strerror(errno));
+	return p;
+}
+
+/* A buffer nobody registered, touched so that its pages exist. */
+unsigned char *bench_fresh(size_t len)
+{
+	unsigned char *p = map_only(len);
+
+	memset(p, 0, len);
+	return p;
+}
+
+void bench_free(unsigned char *p, size_t len)
+{
+	munmap(p, len);
+}
+
+/* ---- one transfer ---------------------------------------------------------- */
+
+static void side_run(struct bench *b, int side)
+{
+	struct bench_job *j = &b->job;
+	int ordma = j->run->kind == K_ORDMA;
+	unsigned char *buf, *dst;
+
+	if (side == 0) {
+		buf = map_only(j->len);
+		bench_fill(buf, j->len, j->seed);
+	} else {
+		buf = bench_fresh(j->len);
+	}
+	if (!ordma)
+		bench_verbs_prepare(b, side);
+	pthread_barrier_wait(&b->start);
+	j->t0[side] = bench_now_us();
+	j->err[side] = ordma ? bench_ordma_xfer(b, side, buf) :
+			       bench_verbs_xfer(b, side, buf);
+	j->t1[side] = bench_now_us();
+	if (j->err[side])
+		bench_die("%s %s of %zu bytes failed on the %s side",
+			  j->run->name, bench_op_names[j->op], j->len,
+			  side ? "receiving" : "sending");
+	pthread_barrier_wait(&b->end);
+	if (ordma)
+		bench_ordma_after(b, side, buf);
+	else
+		bench_verbs_after(b, side);
+	if (side == 1) {
+		dst = !ordma && j->run->kind == K_PREREG ?
+		      bench_verbs_prereg_buf(b, 1) : buf;
+		j->verified = !bench_check(dst, j->len, j->seed);
+	}
+	bench_free(buf, j->len);
+	pthread_barrier_wait(&b->done);
+}
+
+static void *server_main(void *arg)
+{
+	struct bench *b = arg;
+
+	for (;;) {
+		pthread_barrier_wait(&b->go);
+		if (b->job.quit)
+			break;
+		side_run(b, 1);
+	}
+	return NULL;
+}
+
+static unsigned int seed_next;
+
+/* One transfer of @run; returns the time in us, both sides included. */
+static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
+		       int si, size_t len)
+{
+	struct bench_job *j = &b->job;
+	struct bench_cell *c = si >= 0 ? &run->cell[si][op] : NULL;
+	long long before[BENCH_NCTR], after[BENCH_NCTR];
+	int ordma = run->kind == K_ORDMA;
+	double t;
+
+	memset(j, 0, sizeof(*j));
+	j->op = op;
+	j->run = run;
+	j->len = len;
+	j->seed = ++seed_next;
+	j->thresh = b->thresh;
+	if (ordma) {
+		if (b->have_mode && bench_ordma_set_mode(b, run->arg))
+			bench_die("cannot set mode %s", bench_mode_names[run->arg]);
+		bench_ordma_counters(b, before);
+	}
+	if (b->trace)
+		fprintf(stderr, "\n[trace] %s %s %zu\n", run->name,
+			bench_op_names[op], len);
+	pthread_barrier_wait(&b->go);
+	side_run(b, 0);
+	t = (j->t1[0] > j->t1[1] ? j->t1[0] : j->t1[1]) -
+	    (j->t0[0] < j->t0[1] ? j->t0[0] : j->t0[1]);
+	if (!c)
+		return j->verified ? t : -1;
+	if (ordma) {
+		bench_ordma_quiesce(b);
+		bench_ordma_counters(b, after);
+		for (int i = 0; i < b->nctr; i++)
+			c->ctr[i] += after[i] - before[i];
+	}
+	c->t[c->n++] = t;
+	if (j->verified)
+		c->bytes_ok += len;
+	else
+		c->bytes_bad += len;
+	return t;
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static void add_run(struct bench *b, const char *name, enum bench_kind kind,
+		    int arg)
+{
+	struct bench_run *r = &b->runs[b->nruns++];
+
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->kind = kind;
+	r->arg = arg;
+	for (int s = 0; s < b->nsizes; s++) {
+		for (int op = 0; op < BENCH_NOPS; op++) {
+			r->cell[s][op].t = calloc(b->iters, sizeof(double));
+			if (!r->cell[s][op].t)
+				bench_die("out of memory");
+		}
+	}
+}
+
+static void make_runs(struct bench *b)
+{
+	static const int fracs[] = { 16, 8, 4, 2 };
+	char name[24];
+
+	add_run(b, "prereg", K_PREREG, 0);
+	add_run(b, "regper", K_REGPER, 0);
+	add_run(b, "bounce", K_BOUNCE, 0);
+	add_run(b, "thresh", K_THRESH, 0);
+	add_run(b, "pipeline", K_PIPELINE, 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "uoverlap/%d", fracs[i]);
+		add_run(b, name, K_UOVERLAP, fracs[i]);
+	}
+	if (!b->have_mode) {
+		add_run(b, "ordma", K_ORDMA, -1);
+		return;
+	}
+	for (int m = 0; m < 4; m++) {
+		snprintf(name, sizeof(name), "ordma-%s", bench_mode_names[m]);
+		add_run(b, name, K_ORDMA, m);
+	}
+}
+
+/* First device with an active port, unless --dev named one. */
+static void pick_dev(struct bench *b)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+
+	if (!l)
+		bench_die("no RDMA devices: %s", strerror(errno));
+	for (int i = 0; l[i] && !b->ibdev[0]; i++) {
+		struct ibv_context *ctx;
+		struct ibv_device_attr da;
+
+		if (b->dev && strcmp(ibv_get_device_name(l[i]), b->dev))
+			continue;
+		ctx = ibv_open_device(l[i]);
+		if (!ctx)
+			continue;
+		if (!ibv_query_device(ctx, &da)) {
+			for (int p = 1; p <= da.phys_port_cnt; p++) {
+				struct ibv_port_attr pa;
+
+				if (!ibv_query_port(ctx, p, &pa) &&
+				    pa.state == IBV_PORT_ACTIVE) {
+					snprintf(b->ibdev, sizeof(b->ibdev), "%s",
+						 ibv_get_device_name(l[i]));
+					break;
+				}
+			}
+		}
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(l);
+	if (!b->ibdev[0])
+		bench_die(b->dev ? "device %s has no active port" :
+			  "no RDMA device with an active port%s", b->dev ? b->dev : "");
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	if (!strcmp(end, "iB") || !strcmp(end, "B"))
+		end += strlen(end);
+	if (*end || !v)
+		bench_die("bad size '%s'", s);
+	return v;
+}
+
+static void add_size(struct bench *b, size_t v)
+{
+	if (b->nsizes >= BENCH_MAX_SIZES)
+		bench_die("at most %d sizes", BENCH_MAX_SIZES);
+	b->sizes[b->nsizes++] = v;
+}
+
+static void parse_sizes(struct bench *b, char *list)
+{
+	for (char *t = strtok(list, ","); t; t = strtok(NULL, ","))
+		add_size(b, parse_size(t));
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+"usage: ordma-bench [--quick] [--iters N] [--sizes S1,S2,...] [--dev IBDEV]\n"
+"                   [--json FILE] [--csv FILE] [--plot FILE.svg]\n"
+"                   [--addr IPV4] [--port PORT] [--chans N] [--depth M]\n"
+"                   [--tput-size S] [--no-tput] [--no-fair] [SIZE...]\n"
+"Sizes take K, M, G suffixes (KiB, MiB, GiB). See ordma-bench(1).\n");
+	exit(status);
+}
+
+static void parse_opts(struct bench *b, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "iters", required_argument, NULL, 'n' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "plot", required_argument, NULL, 'P' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "chans", required_argument, NULL, 'C' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "tput-size", required_argument, NULL, 'T' },
+		{ "no-tput", no_argument, NULL, 't' },
+		{ "no-fair", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, iters = 0;
+
+	b->addr = "192.0.2.1";
+	b->port = 18790;
+	b->do_tput = 1;
+	b->do_fair = 1;
+	b->tput_chans = 4;
+	b->tput_depth = 4;
+	b->tput_len = 1UL << 20;
+	while ((opt = getopt_long(argc, argv, "n:s:d:qa:p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			iters = atoi(optarg);
+			break;
+		case 's':
+			parse_sizes(b, optarg);
+			break;
+		case 'd':
+			b->dev = optarg;
+			break;
+		case 'q':
+			b->quick = 1;
+			break;
+		case 'j':
+			b->json = optarg;
+			break;
+		case 'c':
+			b->csv = optarg;
+			break;
+		case 'P':
+			b->plot = optarg;
+			break;
+		case 'a':
+			b->addr = optarg;
+			break;
+		case 'p':
+			b->port = atoi(optarg);
+			break;
+		case 'C':
+			b->tput_chans = atoi(optarg);
+			break;
+		case 'D':
+			b->tput_depth = atoi(optarg);
+			break;
+		case 'T':
+			b->tput_len = parse_size(optarg);
+			break;
+		case 't':
+			b->do_tput = 0;
+			break;
+		case 'f':
+			b->do_fair = 0;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
+		}
+	}
+	for (; optind < argc; optind++)
+		add_size(b, parse_size(argv[optind]));
+	if (!b->nsizes) {
+		size_t hi = b->quick ? 4UL << 20 : 64UL << 20;
+
+		for (size_t s = 4096; s <= hi; s *= b->quick ? 16 : 4)
+			add_size(b, s);
+		if (b->quick && b->sizes[b->nsizes - 1] != hi)
+			add_size(b, hi);
+	}
+	b->iters = iters ? iters : b->quick ? 5 : 11;
+	if (b->iters < 1 || b->tput_chans < 1 || b->tput_depth < 1 ||
+	    b->tput_chans * b->tput_depth > 256)
+		bench_die("bad --iters, --chans or --depth");
+	for (int i = 0; i < b->nsizes; i++)
+		if (b->sizes[i] > b->max_len)
+			b->max_len = b->sizes[i];
+	if (b->max_len < (4UL << 20))
+		b->max_len = 4UL << 20;		/* room for the calibration */
+	b->max_len = (b->max_len + 4095) & ~4095UL;
+}
+
+/*
+ * A new order for every round (Fisher-Yates, fixed seed: reproducible), so
+ * that no strategy always follows the same one and inherits its leftovers.
+ */
+static void shuffle(int *v, int n, uint64_t *rng)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j, t;
+
+		*rng ^= *rng << 13;
+		*rng ^= *rng >> 7;
+		*rng ^= *rng << 17;
+		j = *rng % (i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+/* UCX's rule with what this device measured; then the best swept one. */
+static void calibrate(struct bench *b)
+{
+	struct bench_run *pre = &b->runs[0];
+	size_t n = 4UL << 20;
+	double t[3], den;
+	struct bench_summary s;
+
+	if (bench_verbs_calibrate(b))
+		bench_die("calibration failed");
+	for (int i = 0; i < 3; i++) {
+		t[i] = one_xfer(b, pre, BENCH_WRITE, -1, n);
+		if (t[i] < 0)
+			bench_die("calibration transfer corrupted data");
+	}
+	bench_summarise(t, 3, &s);
+	b->wire_bw = n / s.median;
+	den = 1 / b->copy_bw - 1 / b->wire_bw - b->reg_per_byte_us;
+	/* at or below zero: copying never costs more, always bounce */
+	if (den <= 0)
+		b->thresh = (size_t)-1;
+	else
+		b->thresh = (size_t)(b->reg_fixed_us / den);
+}
+
+static void sweep_thresh(struct bench *b)
+{
+	for (int op = 0; op < BENCH_NOPS; op++) {
+		double best = -1;
+
+		for (int k = 0; k <= b->nsizes; k++) {
+			double cost = 0;
+
+			for (int s = 0; s < b->nsizes; s++) {
+				int regper = k < b->nsizes && b->sizes[s] >= b->sizes[k];
+
+				cost += b->runs[regper ? 1 : 2].cell[s][op].s.median /
+					b->runs[0].cell[s][op].s.median;
+			}
+			if (best < 0 || cost < best) {
+				best = cost;
+				b->thresh_best[op] = k < b->nsizes ? b->sizes[k] : (size_t)-1;
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench bench;
+	struct bench *b = &bench;
+	pthread_t server;
+	double t_start = bench_now_us();
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+	int order[BENCH_MAX_RUNS];
+	int bad = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	b->trace = !!getenv("ORDMA_BENCH_TRACE");
+	parse_opts(b, argc, argv);
+	pick_dev(b);
+	if (bench_ordma_setup(b))
+		bench_die("cannot open an ordma channel on %s (is ordma loaded?)",
+			  b->addr);
+	make_runs(b);
+	if (bench_verbs_setup(b))
+		bench_die("cannot connect the verbs baselines");
+	pthread_barrier_init(&b->go, NULL, 2);
+	pthread_barrier_init(&b->start, NULL, 2);
+	pthread_barrier_init(&b->end, NULL, 2);
+	pthread_barrier_init(&b->done, NULL, 2);
+	if (pthread_create(&server, NULL, server_main, b))
+		bench_die("pthread_create");
+
+	for (int k = 0; k < b->nruns; k++)
+		order[k] = k;
+	bench_progress("calibrating on %s", b->ibdev);
+	calibrate(b);
+
+	for (int s = 0; s < b->nsizes; s++) {
+		for (int it = 0; it < b->iters; it++) {
+			bench_progress("latency %zu bytes, iteration %d/%d, %.0f s",
+				       b->sizes[s], it + 1, b->iters,
+				       (bench_now_us() - t_start) / 1e6);
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				shuffle(order, b->nruns, &rng);
+				for (int k = 0; k < b->nruns; k++)
+					one_xfer(b, &b->runs[order[k]], op, s,
+						 b->sizes[s]);
+			}
+		}
+	}
+	b->job.quit = 1;
+	pthread_barrier_wait(&b->go);
+	pthread_join(server, NULL);
+	bench_verbs_teardown(b);
+
+	for (int r = 0; r < b->nruns; r++)
+		for (int s = 0; s < b->nsizes; s++)
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				struct bench_cell *c = &b->runs[r].cell[s][op];
+
+				bench_summarise(c->t, c->n, &c->s);
+				bad |= c->bytes_bad != 0;
+			}
+	sweep_thresh(b);
+	/* throughput and fairness: the module's own choice */
+	if (b->have_mode && bench_ordma_set_mode(b, 0))
+		bench_die("cannot set mode auto");
+
+	if (b->do_tput) {
+		static const struct {
+			const char *name;
+			enum bench_kind kind;
+		} tp[] = {
+			{ "prereg", K_PREREG }, { "bounce", K_BOUNCE },
+			{ "regper", K_REGPER }, { "ordma", K_ORDMA },
+		};
+
+		for (int i = 0; i < 4; i++) {
+			struct bench_tput *t = &b->tput[i];
+			int ret;
+
+			bench_progress("throughput: %s, %d channels x %d outstanding, %zu bytes",
+				       tp[i].name, b->tput_chans, b->tput_depth,
+				       b->tput_len);
+			snprintf(t->name, sizeof(t->name), "%s", tp[i].name);
+			if (tp[i].kind == K_ORDMA)
+				ret = bench_ordma_tput(b, t);
+			else
+				ret = bench_verbs_tput(b, tp[i].kind, t);
+			if (ret)
+				bench_die("%s throughput run failed", tp[i].name);
+			bad |= t->bytes_bad != 0;
+		}
+		b->ntput = 4;
+	}
+	if (b->do_fair) {
+		int ret;
+
+		bench_progress("fairness: 4 KiB ping beside a 16 MiB stream");
+		ret = bench_ordma_fair(b);
+		if (ret == -ENOENT)
+			b->nfair = 0;
+		else if (ret)
+			bench_die("fairness run failed (%d)", ret);
+	}
+	bench_ordma_teardown(b);
+	bench_progress("done in %.0f s\n", (bench_now_us() - t_start) / 1e6);
+
+	bench_print(b);
+	if (b->json && bench_write_json(b, b->json))
+		bench_die("cannot write %s", b->json);
+	if (b->csv && bench_write_csv(b, b->csv))
+		bench_die("cannot write %s", b->csv);
+	if (b->plot && bench_write_plot(b, b->plot))
+		bench_die("cannot write %s (is gnuplot installed?)", b->plot);
+	if (bad) {
+		fprintf(stderr, "ordma-bench: DATA MISMATCH: see the verified column\n");
+		return 1;
+	}
+	return 0;
+}

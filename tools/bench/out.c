@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Output: the perftest-style tables on stdout, JSON, CSV, and an SVG drawn
+ * by gnuplot (latency against size, log-log, one line per strategy, the
+ * bounce/regper crossover marked; below, the tax against prereg).
+ *
+ * The table shows one column per strategy: uoverlap is the best of its
+ * head fractions at each size (the fraction follows the number), ordma is
+ * the module's own choice ("auto" when the mode knob exists; the forced
+ * modes get columns of their own).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench.h"
+
+struct col {
+	const char *name;
+	int run;		/* index in b->runs, -1: best uoverlap */
+};
+
+#define MAX_COLS	12
+
+static int cols_of(const struct bench *b, struct col *c)
+{
+	int n = 0, uo = 0;
+
+	for (int r = 0; r < b->nruns; r++) {
+		if (b->runs[r].kind == K_UOVERLAP) {
+			if (!uo++)
+				c[n++] = (struct col){ "uoverlap", -1 };
+			continue;
+		}
+		c[n++] = (struct col){ b->runs[r].name, r };
+	}
+	return n;
+}
+
+/* The summary behind a column; for uoverlap, the best fraction's run. */
+static const struct bench_summary *col_s(const struct bench *b,
+					 const struct col *c, int s, int op,
+					 int *run)
+{
+	int best = -1;
+
+	if (c->run >= 0) {
+		if (run)
+			*run = c->run;
+		return &b->runs[c->run].cell[s][op].s;
+	}
+	for (int r = 0; r < b->nruns; r++) {
+		if (b->runs[r].kind != K_UOVERLAP)
+			continue;
+		if (best < 0 || b->runs[r].cell[s][op].s.median <
+				b->runs[best].cell[s][op].s.median)
+			best = r;
+	}
+	if (run)
+		*run = best;
+	return &b->runs[best].cell[s][op].s;
+}
+
+static int ordma_run(const struct bench *b)
+{
+	for (int r = 0; r < b->nruns; r++)
+		if (b->runs[r].kind == K_ORDMA)
+			return r;
+	return -1;
+}
+
+/*
+ * (best static baseline - ordma) / (best static baseline - prereg); -1 when
+ * the baseline is not slower than prereg at all, 1 (and *h set) when it is
+ * but within noise.
+ */
+static int hidden_of(const struct bench *b, int s, int op, double *h)
+{
+	const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
+	const struct bench_summary *reg = &b->runs[1].cell[s][op].s;
+	const struct bench_summary *bnc = &b->runs[2].cell[s][op].s;
+	const struct bench_summary *st = reg->median < bnc->median ? reg : bnc;
+	const struct bench_summary *o = &b->runs[ordma_run(b)].cell[s][op].s;
+
+	if (!pre->n || !st->n || !o->n || st->median <= pre->median)
+		return -1;
+	*h = (st->median - o->median) / (st->median - pre->median);
+	return bench_tied(st, pre);
+}
+
+/* Room for a column: its name, or a median with its mark (and /F). */
+static int colw(const struct col *c)
+{
+	int w = strlen(c->name) + 1;
+	int min = c->run < 0 ? 13 : 11;
+
+	return w > min ? w : min;
+}
+
+static const char *op_title(int op)
+{
+	return op == BENCH_WRITE ? "RDMA WRITE" : "send/recv";
+}
+
+static void print_size(char *buf, size_t len, size_t v)
+{
+	if (v == (size_t)-1)
+		snprintf(buf, len, "none (always bounce)");
+	else
+		snprintf(buf, len, "%zu bytes", v);
+}
+
+static void print_ctrs(struct bench *b, int op)
+{
+	static const char *const want[] = {
+		"bytes_copied", "bytes_zerocopy", "reg_ns", "hidden_ns",
+	};
+	int idx[4], n = 0;
+
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < b->nctr; i++)
+			if (!strcmp(b->ctr_name[i], want[w]))
+				idx[n++] = i;
+	if (!n)
+		return;
+	printf("# %s: ordma breakdown per transfer (sysfs counters)\n", op_title(op));
+	printf("%-14s %9s", "strategy", "#bytes");
+	for (int i = 0; i < n; i++)
+		printf(" %15s", b->ctr_name[idx[i]]);
+	printf("\n");
+	for (int r = 0; r < b->nruns; r++) {
+		if (b->runs[r].kind != K_ORDMA)
+			continue;
+		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_cell *c = &b->runs[r].cell[s][op];
+
+			printf("%-14s %9zu", b->runs[r].name, b->sizes[s]);
+			for (int i = 0; i < n; i++)
+				printf(" %15.0f", c->n ? (double)c->ctr[idx[i]] / c->n : 0.0);
+			printf("\n");
+		}
+	}
+	printf("\n");
+}
+
+static void print_verified(const struct bench *b)
+{
+	unsigned long long ok = 0, n = 0;
+	int bad = 0;
+
+	for (int r = 0; r < b->nruns; r++) {
+		for (int s = 0; s < b->nsizes; s++) {
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				const struct bench_cell *c = &b->runs[r].cell[s][op];
+
+				ok += c->bytes_ok;
+				n += c->n;
+				if (!c->bytes_bad)
+					continue;
+				printf("# DATA MISMATCH: %s %s %zu bytes: %llu bytes in bad transfers\n",
+				       b->runs[r].name, bench_op_names[op],
+				       b->sizes[s], c->bytes_bad);
+				bad = 1;
+			}
+		}
+	}
+	if (!bad)
+		printf("# verified: all %llu transfers, %llu bytes, every byte as sent\n",
+		       n, ok);
+}
+
+void bench_print(struct bench *b)
+{
+	struct col c[MAX_COLS];
+	int nc = cols_of(b, c), o = ordma_run(b);
+	char t1[32], t2[32], t3[32];
+
+	printf("# ordma-bench on %s: %d iterations per size, strategies interleaved;\n",
+	       b->ibdev, b->iters);
+	printf("# fresh buffers each transfer (mmap'd and touched, never registered), every byte verified\n");
+	if (b->have_mode)
+		printf("# ordma: mode knob found: auto plus every forced mode\n");
+	else
+		printf("# ordma: no /sys/class/ordma/%s/mode: one column, the module's own path\n",
+		       b->ibdev);
+	printf("# thresh: reg_fixed %.1f us, reg_per_byte %.3f ns, copy %.0f MB/s, wire %.0f MB/s\n",
+	       b->reg_fixed_us, b->reg_per_byte_us * 1e3, b->copy_bw, b->wire_bw);
+	print_size(t1, sizeof(t1), b->thresh);
+	print_size(t2, sizeof(t2), b->thresh_best[BENCH_WRITE]);
+	print_size(t3, sizeof(t3), b->thresh_best[BENCH_SEND]);
+	printf("#   UCX's rule reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte): %s (thresh uses it)\n"
+	       "#   best threshold swept over these sizes: write %s, send %s\n", t1, t2, t3);
+	print_verified(b);
+	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
+	printf("# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
+	       "# is within noise of prereg, '-': not slower than prereg (nothing to hide)\n\n");
+
+	for (int op = 0; op < BENCH_NOPS; op++) {
+		printf("# %s: median latency, us\n", op_title(op));
+		printf("%9s", "#bytes");
+		for (int k = 0; k < nc; k++)
+			printf(" %*s", colw(&c[k]), c[k].name);
+		printf("  %7s\n", "hidden");
+		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_summary *best = NULL;
+			double h;
+			int ret;
+
+			for (int k = 0; k < nc; k++) {
+				const struct bench_summary *x = col_s(b, &c[k], s, op, NULL);
+
+				if (!best || x->median < best->median)
+					best = x;
+			}
+			printf("%9zu", b->sizes[s]);
+			for (int k = 0; k < nc; k++) {
+				int run;
+				const struct bench_summary *x = col_s(b, &c[k], s, op, &run);
+				char mark = x == best ? '*' : bench_tied(x, best) ? '=' : ' ';
+
+				if (c[k].run < 0)
+					printf(" %*.1f%c/%-2d", colw(&c[k]) - 4, x->median,
+					       mark, b->runs[run].arg);
+				else
+					printf(" %*.1f%c", colw(&c[k]) - 1, x->median, mark);
+			}
+			ret = hidden_of(b, s, op, &h);
+			if (ret < 0) {
+				printf("  %7s\n", "-");
+				continue;
+			}
+			/* a tiny denominator makes huge fractions: say "beyond" */
+			if (fabs(h) > 9.99)
+				printf("  %s999%%", h > 0 ? " >" : "<-");
+			else
+				printf("  %6.0f%%", h * 100);
+			printf("%s\n", ret ? "~" : "");
+		}
+		printf("\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
+		for (int k = 0; k < nc; k++)
+			printf(" %*s", colw(&c[k]), c[k].name);
+		printf("\n");
+		for (int s = 0; s < b->nsizes; s++) {
+			printf("%9zu", b->sizes[s]);
+			for (int k = 0; k < nc; k++)
+				printf(" %*.1f", colw(&c[k]),
+				       col_s(b, &c[k], s, op, NULL)->p99);
+			printf("\n");
+		}
+		printf("\n# %s: min latency, us\n%9s", op_title(op), "#bytes");
+		for (int k = 0; k < nc; k++)
+			printf(" %*s", colw(&c[k]), c[k].name);
+		printf("\n");
+		for (int s = 0; s < b->nsizes; s++) {
+			printf("%9zu", b->sizes[s]);
+			for (int k = 0; k < nc; k++)
+				printf(" %*.1f", colw(&c[k]),
+				       col_s(b, &c[k], s, op, NULL)->min);
+			printf("\n");
+		}
+		printf("\n# %s: tax = median / prereg median ('~' within noise of prereg)\n%9s",
+		       op_title(op), "#bytes");
+		for (int k = 1; k < nc; k++)
+			printf(" %*s", colw(&c[k]), c[k].name);
+		printf(" %11s %11s\n", "prereg MB/s", "ordma MB/s");
+		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_summary *pre = col_s(b, &c[0], s, op, NULL);
+
+			printf("%9zu", b->sizes[s]);
+			for (int k = 1; k < nc; k++) {
+				const struct bench_summary *x = col_s(b, &c[k], s, op, NULL);
+
+				printf(" %*s%5.2f", colw(&c[k]) - 5,
+				       bench_tied(x, pre) ? "~" : "", x->median / pre->median);
+			}
+			printf(" %11.1f %11.1f\n", b->sizes[s] / pre->median,
+			       b->sizes[s] / b->runs[o].cell[s][op].s.median);
+		}
+		printf("\n");
+		print_ctrs(b, op);
+	}
+	if (b->ntput) {
+		printf("# throughput: %d channels x %d outstanding sends of %zu bytes from never\n"
+		       "# registered buffers (prereg: registered once), every byte checked at the end\n",
+		       b->tput_chans, b->tput_depth, b->tput_len);
+		printf("%-10s %10s %8s %14s %10s\n", "#strategy", "MB/s", "x prereg",
+		       "bytes_verified", "bytes_bad");
+		for (int i = 0; i < b->ntput; i++)
+			printf("%-10s %10.1f %8.2f %14llu %10llu\n", b->tput[i].name,
+			       b->tput[i].mbps, b->tput[i].mbps / b->tput[0].mbps,
+			       b->tput[i].bytes_ok, b->tput[i].bytes_bad);
+		printf("\n");
+	}
+	if (b->nfair) {
+		printf("# fairness, ordma: one-way latency of a 4 KiB ping-pong, us\n");
+		printf("%-26s %10s %10s %10s %12s\n", "# light flow", "median", "p99",
+		       "min", "heavy MB/s");
+		for (int i = 0; i < b->nfair; i++)
+			printf("%-26s %10.1f %10.1f %10.1f %12.1f\n", b->fair[i].name,
+			       b->fair[i].s.median, b->fair[i].s.p99, b->fair[i].s.min,
+			       b->fair[i].heavy_mbps);
+		printf("\n");
+	}
+}
+
+/* ---- JSON and CSV ---------------------------------------------------------- */
+
+static void json_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.3f", v);
+	else
+		fprintf(f, "null");
+}
+
+static void json_size(FILE *f, size_t v)
+{
+	if (v == (size_t)-1)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%zu", v);
+}
+
+static void json_summary(FILE *f, const struct bench_summary *s)
+{
+	fprintf(f, "\"n\": %d, \"median_us\": ", s->n);
+	json_num(f, s->median);
+	fprintf(f, ", \"p99_us\": ");
+	json_num(f, s->p99);
+	fprintf(f, ", \"min_us\": ");
+	json_num(f, s->min);
+	fprintf(f, ", \"ci95_us\": [");
+	json_num(f, s->lo);
+	fprintf(f, ", ");
+	json_num(f, s->hi);
+	fprintf(f, "]");
+}
+
+int bench_write_json(struct bench *b, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	struct col c[MAX_COLS];
+	int first = 1;
+
+	cols_of(b, c);
+
+	if (!f)
+		return -1;
+	fprintf(f, "{\n  \"tool\": \"ordma-bench\",\n  \"device\": \"%s\",\n", b->ibdev);
+	fprintf(f, "  \"iters\": %d,\n  \"quick\": %s,\n  \"mode_knob\": %s,\n",
+		b->iters, b->quick ? "true" : "false", b->have_mode ? "true" : "false");
+	fprintf(f, "  \"sizes\": [");
+	for (int s = 0; s < b->nsizes; s++)
+		fprintf(f, "%s%zu", s ? ", " : "", b->sizes[s]);
+	fprintf(f, "],\n  \"strategies\": [");
+	for (int r = 0; r < b->nruns; r++)
+		fprintf(f, "%s\"%s\"", r ? ", " : "", b->runs[r].name);
+	fprintf(f, "],\n  \"thresh\": { \"reg_fixed_us\": ");
+	json_num(f, b->reg_fixed_us);
+	fprintf(f, ", \"reg_per_byte_us\": %.9f, \"copy_MBps\": ", b->reg_per_byte_us);
+	json_num(f, b->copy_bw);
+	fprintf(f, ", \"wire_MBps\": ");
+	json_num(f, b->wire_bw);
+	fprintf(f, ", \"formula_bytes\": ");
+	json_size(f, b->thresh);
+	fprintf(f, ", \"best_write_bytes\": ");
+	json_size(f, b->thresh_best[BENCH_WRITE]);
+	fprintf(f, ", \"best_send_bytes\": ");
+	json_size(f, b->thresh_best[BENCH_SEND]);
+	fprintf(f, " },\n  \"latency\": [");
+	for (int r = 0; r < b->nruns; r++) {
+		for (int s = 0; s < b->nsizes; s++) {
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				const struct bench_cell *x = &b->runs[r].cell[s][op];
+				const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
+
+				fprintf(f, "%s\n    { \"strategy\": \"%s\", \"op\": \"%s\", \"bytes\": %zu, ",
+					first ? "" : ",", b->runs[r].name,
+					bench_op_names[op], b->sizes[s]);
+				first = 0;
+				json_summary(f, &x->s);
+				fprintf(f, ", \"MBps\": ");
+				json_num(f, b->sizes[s] / x->s.median);
+				fprintf(f, ", \"tax\": ");
+				json_num(f, x->s.median / pre->median);
+				fprintf(f, ", \"bytes_verified\": %llu, \"bytes_bad\": %llu, \"samples_us\": [",
+					x->bytes_ok, x->bytes_bad);
+				for (int i = 0; i < x->n; i++)
+					fprintf(f, "%s%.1f", i ? ", " : "", x->t[i]);
+				fprintf(f, "]");
+				if (b->runs[r].kind == K_ORDMA && b->nctr) {
+					fprintf(f, ", \"counters_per_transfer\": {");
+					for (int i = 0; i < b->nctr; i++) {
+						fprintf(f, "%s\"%s\": ", i ? ", " : " ",
+							b->ctr_name[i]);
+						json_num(f, x->n ? (double)x->ctr[i] / x->n : 0);
+					}
+					fprintf(f, " }");
+				}
+				fprintf(f, " }");
+			}
+		}
+	}
+	fprintf(f, "\n  ],\n  \"summary\": [");
+	first = 1;
+	for (int s = 0; s < b->nsizes; s++) {
+		for (int op = 0; op < BENCH_NOPS; op++) {
+			int run, ret;
+			double h;
+
+			col_s(b, &c[5], s, op, &run);
+			fprintf(f, "%s\n    { \"op\": \"%s\", \"bytes\": %zu, \"uoverlap_best\": \"%s\", \"hidden\": ",
+				first ? "" : ",", bench_op_names[op], b->sizes[s],
+				b->runs[run].name);
+			first = 0;
+			ret = hidden_of(b, s, op, &h);
+			if (ret < 0)
+				fprintf(f, "null");
+			else
+				json_num(f, h);
+			fprintf(f, ", \"hidden_within_noise\": %s }",
+				ret > 0 ? "true" : "false");
+		}
+	}
+	fprintf(f, "\n  ],\n  \"throughput\": [");
+	for (int i = 0; i < b->ntput; i++)
+		fprintf(f, "%s\n    { \"strategy\": \"%s\", \"channels\": %d, \"outstanding\": %d, \"bytes\": %zu, \"MBps\": %.3f, \"bytes_verified\": %llu, \"bytes_bad\": %llu }",
+			i ? "," : "", b->tput[i].name, b->tput_chans, b->tput_depth,
+			b->tput_len, b->tput[i].mbps, b->tput[i].bytes_ok,
+			b->tput[i].bytes_bad);
+	fprintf(f, "\n  ],\n  \"fairness\": [");
+	for (int i = 0; i < b->nfair; i++) {
+		fprintf(f, "%s\n    { \"phase\": \"%s\", ", i ? "," : "", b->fair[i].name);
+		json_summary(f, &b->fair[i].s);
+		fprintf(f, ", \"heavy_MBps\": %.3f }", b->fair[i].heavy_mbps);
+	}
+	fprintf(f, "\n  ]\n}\n");
+	return fclose(f) ? -1 : 0;
+}
+
+int bench_write_csv(struct bench *b, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "strategy,op,bytes,n,median_us,p99_us,min_us,ci_lo_us,ci_hi_us,MBps,tax,bytes_verified,bytes_bad\n");
+	for (int r = 0; r < b->nruns; r++) {
+		for (int s = 0; s < b->nsizes; s++) {
+			for (int op = 0; op < BENCH_NOPS; op++) {
+				const struct bench_cell *x = &b->runs[r].cell[s][op];
+				const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
+
+				fprintf(f, "%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%llu,%llu\n",
+					b->runs[r].name, bench_op_names[op],
+					b->sizes[s], x->s.n, x->s.median, x->s.p99,
+					x->s.min, x->s.lo, x->s.hi,
+					b->sizes[s] / x->s.median,
+					x->s.median / pre->median, x->bytes_ok,
+					x->bytes_bad);
+			}
+		}
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+/* ---- the plot --------------------------------------------------------------- */
+
+/* Where regper first beats bounce, interpolated on log scales; 0: never. */
+static double crossover(const struct bench *b, int op)
+{
+	for (int s = 1; s < b->nsizes; s++) {
+		double d0 = log(b->runs[1].cell[s - 1][op].s.median /
+				b->runs[2].cell[s - 1][op].s.median);
+		double d1 = log(b->runs[1].cell[s][op].s.median /
+				b->runs[2].cell[s][op].s.median);
+
+		if (d0 > 0 && d1 <= 0) {
+			double x0 = log(b->sizes[s - 1]), x1 = log(b->sizes[s]);
+
+			return exp(x0 + (x1 - x0) * d0 / (d0 - d1));
+		}
+	}
+	return 0;
+}
+
+int bench_write_plot(struct bench *b, const char *path)
+{
+	struct col c[MAX_COLS];
+	int nc = cols_of(b, c);
+	size_t len = strlen(path);
+	FILE *g = popen("gnuplot", "w");
+
+	if (!g)
+		return -1;
+	for (int op = 0; op < BENCH_NOPS; op++) {
+		fprintf(g, "$lat%d << EOD\n", op);
+		for (int s = 0; s < b->nsizes; s++) {
+			fprintf(g, "%zu", b->sizes[s]);
+			for (int k = 0; k < nc; k++)
+				fprintf(g, " %.3f", col_s(b, &c[k], s, op, NULL)->median);
+			fprintf(g, "\n");
+		}
+		fprintf(g, "EOD\n");
+	}
+	if (len > 4 && !strcmp(path + len - 4, ".png"))
+		fprintf(g, "set terminal pngcairo size 1100,800 font 'sans,9'\n");
+	else
+		fprintf(g, "set terminal svg size 1100,800 dynamic font 'sans,11'\n");
+	fprintf(g, "set output '%s'\n", path);
+	fprintf(g, "set multiplot layout 2,2 title 'ordma-bench on %s: %d iterations, medians'\n",
+		b->ibdev, b->iters);
+	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
+	for (int s = 0; s < b->nsizes; s++) {
+		size_t v = b->sizes[s];
+
+		fprintf(g, "%s\"%zu%s\" %zu", s ? ", " : "",
+			v >= 1 << 20 ? v >> 20 : v >= 1 << 10 ? v >> 10 : v,
+			v >= 1 << 20 ? "M" : v >= 1 << 10 ? "K" : "", v);
+	}
+	fprintf(g, ")\nset logscale y\n");
+	for (int tax = 0; tax < 2; tax++) {
+		for (int op = 0; op < BENCH_NOPS; op++) {
+			double x = crossover(b, op);
+
+			fprintf(g, "unset arrow\nunset label\n");
+			fprintf(g, "set ylabel '%s'\n", tax ? "tax (x prereg)" : "latency (us)");
+			/* the label on the side of the line with more room */
+			if (x > 0)
+				fprintf(g, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'gray40'\n"
+					"set label 'bounce/regper crossover' at %g, graph 0.95 %s font ',9'\n",
+					x, x, x, x * x > (double)b->sizes[0] * b->sizes[b->nsizes - 1] ?
+					"right offset -0.5,0" : "offset 0.5,0");
+			if (tax)
+				fprintf(g, "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb 'gray60'\n");
+			fprintf(g, "set xlabel 'bytes'\nset title '%s%s'\nplot ",
+				op_title(op), tax ? ": tax (median / prereg median)" : ": median latency");
+			for (int k = tax; k < nc; k++)
+				fprintf(g, "%s$lat%d using 1:%s%d%s with linespoints lt %d title '%s'",
+					k > tax ? ", " : "", op, tax ? "($" : "",
+					k + 2, tax ? "/$2)" : "", k + 1, c[k].name);
+			fprintf(g, "\n");
+		}
+	}
+	fprintf(g, "unset multiplot\n");
+	return pclose(g) ? -1 : 0;
+}
