@@ -5,12 +5,21 @@
  * task fails, until the call runs through without meeting one. Each failed
  * call must return an error and leave nothing behind; the file stays usable.
  *
+ * The same sweep runs over the ib_client add path: the RDMA link is added
+ * (netlink, from the armed thread) with its n-th allocation failing, and
+ * ordma's context for it must then be either complete and working or
+ * cleanly absent.
+ *
  * Needs CONFIG_FAULT_INJECTION and FAILSLAB (the debug guest kernel of
  * tools/debug-kernel); skipped on kernels without /proc/self/fail-nth.
  */
 #define ORDMA_GUEST_TEST
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/rdma_cma.h>
 #include "ordma_test.h"
 #include "ordma_chan.h"
 #include "kselftest_harness.h"
@@ -287,6 +296,495 @@ TEST_F_TIMEOUT(fail, sweep, 600)
 	ASSERT_EQ(0, sysfs_get("chunks_total", &total));
 	ASSERT_EQ(0, sysfs_get("chunks_free", &free_));
 	ASSERT_LE(free_, total);
+}
+
+
+/*
+ * The ib_client add path: for n = from, from + 1, ... the RDMA link rxe0
+ * is deleted and added again (RDMA_NLDEV_CMD_NEWLINK, what `rdma link add`
+ * sends) from the armed thread, so the n-th allocation of the whole add
+ * fails: in the netlink request, in rxe, in the RDMA core or in one of its
+ * clients' .add, ordma's among them. The core ignores a client's failed
+ * .add (6.1 and 6.12 alike): the device stays, without that client's
+ * context, and the client's .remove is never called for it. After each
+ * step:
+ *  - the add failed: no rxe0, no ordma context;
+ *  - rxe0 is there and ordma has no context: no directory either, and no
+ *    PD left behind (the core's resource tracker would WARN when the link
+ *    is deleted at the next step);
+ *  - ordma has a context: every attribute is there, the fresh pool is idle
+ *    and every counter zero, and a channel carries a checked message there
+ *    and back, after which the pool is whole again. When the channel
+ *    fails, the core must be missing a piece (rdma_cm, ib_cm or the GID of
+ *    192.0.2.1, after a fault in their own add) for the step to pass.
+ * The sweep ends with the first add that met no fault. ordma runs with a
+ * pool of 4 chunks here: its .add fails at each chunk's allocation without
+ * going through hundreds of identical ones. At the end rxe0 is back on
+ * ordma0, ordma's PD is the only one it has, the module unloads leaving
+ * none, and is loaded with its defaults again for the tests that follow.
+ */
+#define LINK_IBDEV	"rxe0"
+#define LINK_NETDEV	"ordma0"
+#define IBDEV_DIR	"/sys/class/infiniband/" LINK_IBDEV
+#define CTX_DIR		"/sys/class/ordma/" LINK_IBDEV
+#define ADD_CHUNKS	4
+#define ADD_POOL_BYTES	(ADD_CHUNKS * 65536)
+#define ADD_PORT_BASE	18700
+/*
+ * Faults in the last ADD_WINDOW allocations of the add, unless
+ * ORDMA_FAIL_ADD_FROM=n asks for every one from the n-th on. A clean add
+ * makes about 15000 failable allocations in the debug guest (rxe's GID
+ * tables alone are 3000 sysfs files, and kmemleak's metadata counts as
+ * much as the objects it tracks), about 2.7 s each: from 1, the sweep
+ * takes more than ten hours. ordma's .add is the last client's: measured
+ * with kprobes, its allocations are the 140 before the last 46 (the
+ * uevent, the netlink answer), and a clean add's count varies by about 35.
+ */
+#define ADD_WINDOW	240
+/* Allocations before ordma's .add that the window must include. */
+#define ADD_LEAD	8
+#define ADD_MSG		1000
+
+static int path_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static void nla_put_str(struct nlmsghdr *nh, unsigned short type,
+			const char *str)
+{
+	struct nlattr *a = (void *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+	size_t len = strlen(str) + 1;
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, str, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+/* A bound NETLINK_RDMA socket, so that sending allocates no port id. */
+static int rdma_nl_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 60 };
+	int sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+
+	if (sk < 0)
+		return -1;
+	if (bind(sk, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(sk, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		close(sk);
+		return -1;
+	}
+	return sk;
+}
+
+union rdma_nl_msg {
+	struct nlmsghdr nh;
+	char buf[8192];
+};
+
+static void rdma_nl_init(union rdma_nl_msg *msg, unsigned int cmd,
+			 unsigned short flags)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->nh.nlmsg_len = NLMSG_HDRLEN;
+	msg->nh.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd);
+	msg->nh.nlmsg_flags = NLM_F_REQUEST | flags;
+	msg->nh.nlmsg_seq = 1;
+}
+
+/* Send @msg and return the kernel's answer to it: 0 or -errno. */
+static int rdma_nl_call(int sk, union rdma_nl_msg *msg)
+{
+	struct nlmsgerr *err;
+	ssize_t n;
+
+	if (send(sk, msg, msg->nh.nlmsg_len, 0) < 0)
+		return -errno;
+	n = recv(sk, msg, sizeof(*msg), 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < NLMSG_HDRLEN + sizeof(*err) ||
+	    msg->nh.nlmsg_type != NLMSG_ERROR)
+		return -EPROTO;
+	err = NLMSG_DATA(&msg->nh);
+	return err->error;
+}
+
+/*
+ * `rdma link add rxe0 type rxe netdev ordma0`, done by this thread: the
+ * kernel handles the request in the sender's context. Returns the kernel's
+ * answer (0 or -errno), or -errno of send/recv; -ENOBUFS from recv means
+ * the answer itself was not allocated, whatever became of the link.
+ */
+static int rdma_link_add(int sk)
+{
+	union rdma_nl_msg msg;
+
+	rdma_nl_init(&msg, RDMA_NLDEV_CMD_NEWLINK, NLM_F_ACK);
+	nla_put_str(&msg.nh, RDMA_NLDEV_ATTR_DEV_NAME, LINK_IBDEV);
+	nla_put_str(&msg.nh, RDMA_NLDEV_ATTR_LINK_TYPE, "rxe");
+	nla_put_str(&msg.nh, RDMA_NLDEV_ATTR_NDEV_NAME, LINK_NETDEV);
+	return rdma_nl_call(sk, &msg);
+}
+
+/* The index of RDMA device rxe0 (a dump of every device), or -errno. */
+static int rdma_dev_index(int sk)
+{
+	union rdma_nl_msg msg;
+	struct nlmsghdr *nh;
+	struct nlattr *a;
+	int index, found = -ENODEV, rem;
+	const char *name;
+	ssize_t n;
+
+	rdma_nl_init(&msg, RDMA_NLDEV_CMD_GET, NLM_F_DUMP);
+	if (send(sk, &msg, msg.nh.nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		n = recv(sk, &msg, sizeof(msg), 0);
+		if (n < 0)
+			return -errno;
+		for (nh = &msg.nh; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return found;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error ?: -EPROTO;
+			index = -1;
+			name = NULL;
+			a = NLMSG_DATA(nh);
+			rem = NLMSG_PAYLOAD(nh, 0);
+			while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+			       a->nla_len <= rem) {
+				if (a->nla_type == RDMA_NLDEV_ATTR_DEV_INDEX)
+					memcpy(&index, (char *)a + NLA_HDRLEN, 4);
+				if (a->nla_type == RDMA_NLDEV_ATTR_DEV_NAME)
+					name = (char *)a + NLA_HDRLEN;
+				rem -= NLA_ALIGN(a->nla_len);
+				a = (void *)((char *)a + NLA_ALIGN(a->nla_len));
+			}
+			if (name && index >= 0 && !strcmp(name, LINK_IBDEV))
+				found = index;
+		}
+	}
+}
+
+/* `rdma link delete rxe0`: 0 or -errno. */
+static int rdma_link_del(void)
+{
+	union rdma_nl_msg msg;
+	int sk = rdma_nl_open(), index, ret;
+
+	if (sk < 0)
+		return -errno;
+	index = rdma_dev_index(sk);
+	ret = index;
+	if (index >= 0) {
+		rdma_nl_init(&msg, RDMA_NLDEV_CMD_DELLINK, NLM_F_ACK);
+		msg.nh.nlmsg_len += NLA_HDRLEN + 4;
+		((struct nlattr *)NLMSG_DATA(&msg.nh))->nla_type =
+			RDMA_NLDEV_ATTR_DEV_INDEX;
+		((struct nlattr *)NLMSG_DATA(&msg.nh))->nla_len = NLA_HDRLEN + 4;
+		memcpy((char *)NLMSG_DATA(&msg.nh) + NLA_HDRLEN, &index, 4);
+		ret = rdma_nl_call(sk, &msg);
+	}
+	close(sk);
+	return ret;
+}
+
+static int ordma_pds(void)
+{
+	return rdma_res_count("pd", "[ordma]");
+}
+
+/* Every attribute of a fresh context: the small idle pool, counters at 0. */
+static int context_complete(void)
+{
+	static const struct {
+		const char *name;
+		unsigned long long val;
+	} want[] = {
+		{ "pool_bytes", ADD_POOL_BYTES }, { "chunk_bytes", 65536 },
+		{ "chan_quota_chunks", 64 }, { "chunks_total", ADD_CHUNKS },
+		{ "chunks_free", ADD_CHUNKS }, { "chunks_held", 0 },
+		{ "high_water", 0 }, { "alloc_waits", 0 }, { "bytes_tx", 0 },
+		{ "bytes_rx", 0 }, { "ops", 0 }, { "errors", 0 },
+		{ "channels", 0 }, { "pages_pinned", 0 }, { "mrs_live", 0 },
+	};
+	char name[32] = "";
+	unsigned long long v;
+	unsigned int i;
+	FILE *f;
+	int ret;
+
+	f = fopen(CTX_DIR "/ibdev", "r");
+	if (!f || !fgets(name, sizeof(name), f) || strcmp(name, "rxe0\n")) {
+		fprintf(stderr, "# " CTX_DIR "/ibdev: '%s'\n", name);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		ret = sysfs_get(want[i].name, &v);
+		if (ret || v != want[i].val) {
+			fprintf(stderr, "# %s: %s %llu, expected %llu\n",
+				want[i].name, ret ? strerror(-ret) : "",
+				ret ? 0 : v, want[i].val);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A channel on rxe0 carries a checked message to an echo peer and back. */
+static int channel_works(unsigned int step)
+{
+	unsigned char *out = chan_buf(ADD_MSG, 0), *in = chan_buf(ADD_MSG, 0);
+	uint64_t seed = chan_seed(ADD_MSG, step);
+	struct chan_pair p;
+	long long res = -ENOMEM;
+	int ret = -1;
+
+	chan_pair_init(&p);
+	if (!out || !in)
+		goto out;
+	res = chan_pair(&p, AF_INET, chan_port(ADD_PORT_BASE), 1, peer_echo,
+			NULL);
+	if (res)
+		goto out;
+	chan_fill(out, ADD_MSG, seed);
+	res = do_send(p.fd, p.chan[0], out, ADD_MSG);
+	if (res != ADD_MSG)
+		goto out;
+	res = do_recv(p.fd, p.chan[0], in, ADD_MSG);
+	if (res != ADD_MSG || chan_check("echo", in, ADD_MSG, seed))
+		goto out;
+	res = do_send(p.fd, p.chan[0], "Q", 1);
+	if (res != 1)
+		goto out;
+	res = chan_pair_join(&p, 10000);
+	ret = res ? -1 : 0;
+out:
+	if (ret)
+		fprintf(stderr, "# step %u: channel: %lld\n", step, res);
+	chan_pair_destroy(&p);
+	chan_buf_free(out, ADD_MSG, 0);
+	chan_buf_free(in, ADD_MSG, 0);
+	return ret;
+}
+
+/* Once the channel is gone, the pool is whole again. */
+static int pool_idle(void)
+{
+	unsigned long long chans = 1, total = 0, free_ = 1;
+	long long end = chan_now_ms() + 10000;
+
+	do {
+		if (!sysfs_get("channels", &chans) &&
+		    !sysfs_get("chunks_total", &total) &&
+		    !sysfs_get("chunks_free", &free_) && !chans &&
+		    total == ADD_CHUNKS && free_ == total)
+			return 0;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	fprintf(stderr, "# channels %llu, chunks %llu of %llu free\n", chans,
+		free_, total);
+	return -1;
+}
+
+/*
+ * Could the RDMA core connect on rxe0 without ordma? librdmacm binds to
+ * 192.0.2.1 through rdma_cm (which needs its context and the GID; the
+ * library also needs uverbs), ib_cm shows its counters on the port. In a
+ * child: librdmacm keeps the device list of its first use.
+ */
+static int core_can_connect(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct rdma_cm_id *id;
+	pid_t pid;
+	int st;
+
+	if (!path_exists(IBDEV_DIR "/ports/1/cm_rx_msgs"))
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		inet_pton(AF_INET, CHAN_IP4, &sin.sin_addr);
+		if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) ||
+		    rdma_bind_addr(id, (struct sockaddr *)&sin) || !id->verbs)
+			_exit(1);
+		_exit(!!strcmp(ibv_get_device_name(id->verbs->device),
+			       LINK_IBDEV));
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return 1;
+	return WIFEXITED(st) && !WEXITSTATUS(st);
+}
+
+/* insmod ordma.ko, with a pool of @pool_bytes, or its default for 0. */
+static int ordma_load(unsigned int pool_bytes)
+{
+	if (!pool_bytes)
+		return ordma_sh("insmod %s", ordma_ko());
+	return ordma_sh("insmod %s pool_bytes=%u", ordma_ko(), pool_bytes);
+}
+
+FIXTURE(client_add) {
+	int nth;
+};
+
+FIXTURE_SETUP(client_add)
+{
+	self->nth = fail_nth_open();
+	if (self->nth < 0)
+		SKIP(return, "no fail-nth: needs the debug guest kernel (tools/vmtest --debug-kernel)");
+}
+
+/* Whatever happened: rxe0 on ordma0, ordma loaded with its defaults. */
+FIXTURE_TEARDOWN(client_add)
+{
+	char param[32] = "";
+	FILE *f;
+
+	if (self->nth < 0)
+		return;
+	fail_nth_set(self->nth, 0);
+	close(self->nth);
+	if (!path_exists(IBDEV_DIR) &&
+	    ordma_sh("rdma link add " LINK_IBDEV " type rxe netdev " LINK_NETDEV))
+		TH_LOG("cannot add " LINK_IBDEV " again");
+	f = fopen("/sys/module/ordma/parameters/pool_bytes", "r");
+	if (f) {
+		if (!fgets(param, sizeof(param), f))
+			param[0] = 0;
+		fclose(f);
+		if (atoi(param) != ADD_POOL_BYTES)
+			return;
+		ordma_sh("rmmod ordma");
+	}
+	if (ordma_load(0))
+		TH_LOG("cannot load %s again", ordma_ko());
+}
+
+/*
+ * How many allocations a clean add makes in this thread (and a check that
+ * it works), or -1.
+ */
+static int add_count(int nth)
+{
+	const unsigned int big = 1 << 24;
+	char buf[16] = "";
+	int sk, ret;
+
+	if (path_exists(IBDEV_DIR) && rdma_link_del())
+		return -1;
+	sk = rdma_nl_open();
+	if (sk < 0)
+		return -1;
+	fail_nth_set(nth, big);
+	ret = rdma_link_add(sk);
+	if (pread(nth, buf, sizeof(buf) - 1, 0) <= 0)
+		abort();
+	fail_nth_set(nth, 0);
+	close(sk);
+	if (ret || context_complete())
+		return -1;
+	return big - atoi(buf);
+}
+
+TEST_F_TIMEOUT(client_add, sweep, 3600)
+{
+	unsigned int failed = 0, absent = 0, attached = 0, degraded = 0;
+	unsigned int n, from = 1, first_absent = 0;
+	const char *env = getenv("ORDMA_FAIL_ADD_FROM");
+	long long start = chan_now_ms();
+	int sk, ret, pending, count;
+
+	if (self->nth < 0)
+		SKIP(return, "no fail-nth on this kernel");
+	ASSERT_TRUE(path_exists(CTX_DIR));
+	ASSERT_EQ(0, ordma_sh("rmmod ordma"));
+	ASSERT_EQ(0, ordma_load(ADD_POOL_BYTES));
+	ASSERT_EQ(0, context_complete());
+	count = add_count(self->nth);
+	ASSERT_LT(0, count) TH_LOG("a clean add did not work");
+	ASSERT_EQ(1, ordma_pds());
+	if (env)
+		from = atoi(env);
+	else if (count > ADD_WINDOW)
+		from = count - ADD_WINDOW;
+	TH_LOG("a clean add makes %d failable allocations; faults from %u on",
+	       count, from);
+
+	for (n = from; n < (1U << 24); n++) {
+		if (path_exists(IBDEV_DIR))
+			ASSERT_EQ(0, rdma_link_del()) TH_LOG("step %u", n);
+		ASSERT_FALSE(path_exists(CTX_DIR)) TH_LOG("step %u", n);
+		sk = rdma_nl_open();
+		ASSERT_LE(0, sk);
+
+		fail_nth_set(self->nth, n);
+		ret = rdma_link_add(sk);
+		pending = fail_nth_pending(self->nth);
+		fail_nth_set(self->nth, 0);
+		close(sk);
+
+		if (pending) {
+			/* No fault left to inject: everything must be there. */
+			ASSERT_EQ(0, ret) TH_LOG("clean add: %s", strerror(-ret));
+			ASSERT_EQ(0, context_complete());
+			ASSERT_EQ(0, channel_works(n));
+			ASSERT_EQ(0, pool_idle());
+			break;
+		}
+		if (!path_exists(IBDEV_DIR)) {
+			ASSERT_NE(0, ret) TH_LOG("step %u: added, but no " LINK_IBDEV, n);
+			ASSERT_FALSE(path_exists(CTX_DIR)) TH_LOG("step %u", n);
+			failed++;
+			continue;
+		}
+		if (ret && ret != -ENOBUFS)
+			TH_LOG("step %u: " LINK_IBDEV " exists after %s", n,
+			       strerror(-ret));
+		if (!path_exists(CTX_DIR)) {
+			if (!absent++)
+				first_absent = n;
+			continue;
+		}
+		ASSERT_EQ(0, context_complete()) TH_LOG("step %u", n);
+		if (channel_works(n)) {
+			ASSERT_FALSE(core_can_connect())
+				TH_LOG("step %u: the core connects, ordma's channel does not", n);
+			degraded++;
+		} else {
+			attached++;
+		}
+		ASSERT_EQ(0, pool_idle()) TH_LOG("step %u", n);
+	}
+	TH_LOG("%u faults in %llds: link add failed %u, no ordma context %u (from fault %u), context and channel %u, context without a working core %u",
+	       n - from, (chan_now_ms() - start) / 1000, failed, absent,
+	       first_absent, attached, degraded);
+	/*
+	 * The window must have reached back before ordma's .add (every
+	 * allocation of it was failed once) and into it.
+	 */
+	ASSERT_LT(0U, absent) TH_LOG("no fault hit ordma's .add");
+	ASSERT_LE(from + ADD_LEAD, first_absent)
+		TH_LOG("the window may start inside ordma's .add: widen ADD_WINDOW");
+
+	/* The module leaves nothing in the core when it goes. */
+	ASSERT_EQ(1, ordma_pds());
+	ASSERT_EQ(0, ordma_sh("rmmod ordma"));
+	ASSERT_EQ(0, ordma_pds());
+	ASSERT_FALSE(path_exists("/sys/class/ordma"));
+	ASSERT_EQ(0, ordma_load(0));
+	ASSERT_TRUE(path_exists(CTX_DIR));
 }
 
 TEST_HARNESS_MAIN
