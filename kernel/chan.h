@@ -52,11 +52,9 @@ enum ordma_seg_state {
  * @offered: a PLACE for it was queued (destination, worker)
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it
  * @abandoned: the worker gave it up while it was being registered (lock)
- * @err: why registration failed (FAILED)
  * @pinned: pages the registration pinned
  * @mr: the registration (lkey for sends, iova = @uaddr)
  * @sends: sends from this segment posted and not completed (worker)
- * @t_queued: when the worker asked for it, ns
  * @reg_ns: time pinning and registering it took, ns
  * @counted: its hidden time is accounted (worker)
  */
@@ -73,11 +71,9 @@ struct ordma_seg {
 	bool offered;
 	enum ordma_seg_state state;
 	bool abandoned;
-	int err;
 	u32 pinned;
 	struct ib_mr *mr;
 	u32 sends;
-	u64 t_queued;
 	u64 reg_ns;
 	bool counted;
 };

@@ -157,7 +157,6 @@ static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
 	spin_lock_irq(&chan->lock);
 	abandoned = seg->abandoned;
 	if (!abandoned) {
-		seg->err = ret;
 		seg->state = ret ? ORDMA_SEG_FAILED : ORDMA_SEG_READY;
 		list_add_tail(&seg->q_node, &chan->reg_done);
 	}
@@ -261,7 +260,6 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 	seg->write = write;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
-	seg->t_queued = ktime_get_ns();
 	spin_lock_irq(&chan->lock);
 	if (chan->nsegs >= chan->nsegs_max) {
 		spin_unlock_irq(&chan->lock);

@@ -476,25 +476,53 @@ bad:
 }
 
 /*
- * Register the rest of a RECV's buffer while its message arrives: ask for
- * destination segments past what is arriving now, as many as the channel
- * has slots. Each one registered is offered to the sender (PLACE).
+ * Plan @op's buffer of @total bytes with the device's cost model (in mode
+ * copy, or when the channel cannot register, everything is copied): sets
+ * the segment sizes; returns the mode it planned in.
  */
-static void ordma_rx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
+static int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
+			 u64 total, struct ordma_plan *plan)
 {
-	u64 start, end, last = op->addr + op->posted;
+	struct ordma_dev *odev = chan->odev;
+	int mode = READ_ONCE(odev->mode);
+
+	op->planned = true;
+	plan->copy_len = total;
+	plan->seg_first = 0;
+	plan->seg_max = 0;
+	if (chan->nsegs_max && mode != ORDMA_MODE_COPY) {
+		spin_lock(&odev->model_lock);
+		ordma_plan_make(&odev->model, mode, op->addr, total,
+				chan->seg_cap, PAGE_SHIFT, plan);
+		spin_unlock(&odev->model_lock);
+	}
+	op->seg_len = plan->seg_first;
+	op->seg_max = clamp_t(u64, plan->seg_max, PAGE_SIZE, chan->seg_cap);
+	return mode;
+}
+
+/*
+ * Ask for the next segments of @op's buffer up to @total, as many as the
+ * channel has slots: sources for a SEND or WRITE, destinations (offered to
+ * the sender once registered) for a RECV. Later segments start on a page
+ * boundary.
+ */
+static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
+			      u64 total, bool write)
+{
+	u64 start, end, last = op->addr + total;
 	struct ordma_seg *seg;
 
 	if (!op->seg_len)
 		return;
-	while (op->seg_next < op->posted) {
+	while (op->seg_next < total) {
 		start = op->addr + op->seg_next;
-		end = start + min3(op->seg_len, op->posted - op->seg_next,
+		end = start + min3(op->seg_len, total - op->seg_next,
 				   chan->seg_cap - offset_in_page(start));
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
-		seg = ordma_seg_queue(chan, start, end - start, true);
+		seg = ordma_seg_queue(chan, start, end - start, write);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
@@ -513,19 +541,11 @@ static void ordma_rx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
 static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 			  u64 total, u64 first)
 {
-	struct ordma_dev *odev = chan->odev;
-	struct ordma_plan plan = { .copy_len = total };
-	int mode = READ_ONCE(odev->mode);
+	struct ordma_plan plan;
 	u64 start;
 
-	op->planned = true;
-	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY)
-		return;
-	spin_lock(&odev->model_lock);
-	ordma_plan_make(&odev->model, mode, op->addr, total, chan->seg_cap,
-			PAGE_SHIFT, &plan);
-	spin_unlock(&odev->model_lock);
-	if (!plan.seg_first)
+	ordma_op_plan(chan, op, total, &plan);
+	if (!op->seg_len)
 		return;
 	/* Nothing before the next page boundary past what is here already. */
 	start = max(plan.copy_len, first);
@@ -533,9 +553,7 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 	if (start >= total)
 		return;
 	op->seg_next = start;
-	op->seg_len = plan.seg_first;
-	op->seg_max = clamp_t(u64, plan.seg_max, PAGE_SIZE, chan->seg_cap);
-	ordma_rx_ask_segs(chan, op);
+	ordma_op_ask_segs(chan, op, op->posted, true);
 }
 
 /* Is [@off, @off + @n) of @op's message inside a range we offered? */
@@ -622,8 +640,8 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		}
 		/* Ranges complete now are no longer offered: more slots. */
 		ordma_op_put_segs(chan, op, op->done);
-		if (op->planned && op->seg_len)
-			ordma_rx_ask_segs(chan, op);
+		if (op->planned)
+			ordma_op_ask_segs(chan, op, op->posted, true);
 	}
 	return progress;
 }
@@ -719,46 +737,12 @@ static void ordma_tx_put(struct ordma_chan *chan, struct ordma_chunk *chunk)
  */
 static void ordma_tx_plan(struct ordma_chan *chan, struct ordma_req *op)
 {
-	struct ordma_dev *odev = chan->odev;
-	struct ordma_plan plan = { .copy_len = op->len };
-	int mode = READ_ONCE(odev->mode);
+	struct ordma_plan plan;
+	int mode = ordma_op_plan(chan, op, op->len, &plan);
 
-	op->planned = true;
-	if (chan->nsegs_max) {
-		spin_lock(&odev->model_lock);
-		ordma_plan_make(&odev->model, mode, op->addr, op->len,
-				chan->seg_cap, PAGE_SHIFT, &plan);
-		spin_unlock(&odev->model_lock);
-	}
 	op->zc_start = min(plan.copy_len, op->len);
-	op->seg_len = plan.seg_first;
-	op->seg_max = clamp_t(u64, plan.seg_max, PAGE_SIZE, chan->seg_cap);
 	op->seg_next = op->seg_len ? op->zc_start : op->len;
 	op->zc_only = mode == ORDMA_MODE_ZEROCOPY;
-}
-
-/* Ask for the next segments of @op, as many as the channel has slots. */
-static void ordma_tx_ask_segs(struct ordma_chan *chan, struct ordma_req *op)
-{
-	u64 start, end, last = op->addr + op->len;
-	struct ordma_seg *seg;
-
-	while (op->seg_next < op->len) {
-		start = op->addr + op->seg_next;
-		end = start + min3(op->seg_len, op->len - op->seg_next,
-				   chan->seg_cap - offset_in_page(start));
-		/* Later segments start on a page boundary. */
-		if (end < last && (end & PAGE_MASK) > start)
-			end &= PAGE_MASK;
-		end = ordma_seg_end(start, end);
-		seg = ordma_seg_queue(chan, start, end - start, false);
-		if (!seg)
-			return;
-		seg->off = op->seg_next;
-		list_add_tail(&seg->op_node, &op->segs);
-		op->seg_next += end - start;
-		op->seg_len = min(op->seg_len * 2, op->seg_max);
-	}
 }
 
 /* Offer a registered destination segment to the sender. */
@@ -882,7 +866,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 
 	if (!op->planned)
 		ordma_tx_plan(chan, op);
-	ordma_tx_ask_segs(chan, op);
+	ordma_op_ask_segs(chan, op, op->len, false);
 	seg = ordma_tx_source(chan, op, &n);
 	if (IS_ERR(seg)) {
 		if (!op->t_wait)
@@ -1089,19 +1073,23 @@ static void ordma_tx_sample(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	struct ordma_dev *odev = chan->odev;
 	u64 now = ktime_get_ns();
 
+	/* Most completions sample nothing: no device-wide lock for them. */
 	chan->tx_bytes += chunk->len;
-	spin_lock(&odev->model_lock);
 	if (chan->tx_bytes >= ORDMA_WIRE_WINDOW ||
 	    (!chan->tx_posted && chan->tx_bytes >= ORDMA_WIRE_MIN)) {
+		spin_lock(&odev->model_lock);
 		ordma_model_wire(&odev->model, chan->tx_bytes,
 				 now - chan->tx_mark);
+		spin_unlock(&odev->model_lock);
 		chan->tx_bytes = 0;
 		chan->tx_mark = now;
 	}
 	if (op && !op->res && op->t_start && op->len <= PAGE_SIZE &&
-	    !chan->tx_posted)
+	    !chan->tx_posted) {
+		spin_lock(&odev->model_lock);
 		ordma_model_wr(&odev->model, now - op->t_start);
-	spin_unlock(&odev->model_lock);
+		spin_unlock(&odev->model_lock);
+	}
 }
 
 /* A send of ours completed: the peer's HCA has the bytes. */
