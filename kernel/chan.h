@@ -117,6 +117,14 @@ enum ordma_chan_phase {
  * @tx_held: chunks held for sending (worker)
  * @rx_posted: receives posted (worker)
  * @tx_posted: sends posted (worker)
+ * @rx_credit_posted: receives ever posted, mod 2^32 (worker)
+ * @rx_credit_hdr: header-only messages ever received, mod 2^32; the
+ *	credit every header we send carries is @rx_credit_posted minus this
+ *	(worker)
+ * @rx_credit_told: that credit as our last header told it (worker)
+ * @rx_credit_used: messages with payload ever received, mod 2^32 (worker)
+ * @tx_credit_peer: the peer's credit, as its latest header said (worker)
+ * @tx_credit_sent: messages with payload ever sent, mod 2^32 (worker)
  * @tx_mark: start of the cost model's current wire window, ns (worker)
  * @tx_bytes: bytes completed in that window (worker)
  * @rx_ring: receive chunks taken off the ring and reusable (worker)
@@ -184,6 +192,12 @@ struct ordma_chan {
 	u32 tx_held;
 	u32 rx_posted;
 	u32 tx_posted;
+	u32 rx_credit_posted;
+	u32 rx_credit_hdr;
+	u32 rx_credit_told;
+	u32 rx_credit_used;
+	u32 tx_credit_peer;
+	u32 tx_credit_sent;
 	u64 tx_mark;
 	u64 tx_bytes;
 	struct list_head rx_ring;

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 2. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 3. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
  * ordma_wire_cm in the CM private data. Every message is one IB SEND into a
  * receive buffer the peer posted from its pool: a struct ordma_wire_hdr and
- * at most (peer's rx_size - header) payload bytes. A receiver that has no
- * buffer posted makes the sender's HCA retry (RNR, forever): that is the
- * flow control. All fields are little endian.
+ * at most (peer's rx_size - header) payload bytes. All fields are little
+ * endian.
  *
  * Version 2 adds placement: a receiver that has registered (part of) the
  * buffer of the message it is receiving may offer it (PLACE, with a remote
@@ -16,13 +15,25 @@
  * it, each write followed by a MSG_PLACED that tells the receiver the bytes
  * are there. A receiver accepts a MSG_PLACED only inside a range it
  * offered for that very message.
+ *
+ * Version 3 adds credits. Every header carries @credits: the receive
+ * buffers its sender has posted since the channel was set up, minus the
+ * header-only messages it has received (each used one), mod 2^32. A side
+ * sends a message of the payload class (MSG, WRITE, READ_RESP) only while
+ * the peer's latest @credits is ahead of the number of payload-class
+ * messages it has sent; header-only messages (acks, offers, MSG_PLACED,
+ * MSG_ABORT, READ_REQ, CREDIT) need no credit and are not counted. A
+ * message that finds no buffer posted waits in the HCA's RNR retry (for
+ * ever): slow, never lost. A side whose credit grew past what it last told,
+ * with nothing else to send, sends a CREDIT once the peer is down to its
+ * last credit or has fewer left than are waiting to be told.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	2
+#define ORDMA_WIRE_VERSION	3
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -62,7 +73,9 @@ enum ordma_wire_opcode {
 	 * payload.
 	 */
 	ORDMA_WIRE_MSG_PLACED,
-	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_MSG_PLACED,
+	/* Nothing but @credits (version 3); no payload. */
+	ORDMA_WIRE_CREDIT,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_CREDIT,
 };
 
 #define ORDMA_WIRE_F_LAST	0x1
@@ -79,7 +92,8 @@ enum ordma_wire_opcode {
  * @token: window token of a one-sided operation
  * @op_id: the initiator's id of a one-sided operation
  * @status: a positive errno, or 0
- * @__reserved: zero
+ * @credits: the sender's receive buffers for payload-class messages, ever
+ *	(see above), mod 2^32
  */
 struct ordma_wire_hdr {
 	u8 version;
@@ -92,7 +106,7 @@ struct ordma_wire_hdr {
 	__le64 token;
 	__le64 op_id;
 	__le32 status;
-	__le32 __reserved;
+	__le32 credits;
 };
 
 #endif /* _ORDMA_WIRE_H */

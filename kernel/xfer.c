@@ -19,7 +19,15 @@
  * receiving and the rest of the quota for sending, so a flood in one
  * direction cannot starve the other. Receive chunks are recycled into the
  * ring once consumed; when the pool has none, the channel registers a pool
- * waiter and the peer's sends wait in RNR retry: back-pressure, no loss.
+ * waiter and the peer gets no new credits: back-pressure, no loss.
+ *
+ * Credits (wire.h): every header we send carries our receives posted minus
+ * the header-only messages that used one; a message with payload goes out
+ * only while the peer's count is ahead of our tx_credit_sent. Header-only
+ * messages are outside the count: they never wait (RNR retry catches the
+ * rare one that finds no buffer) and never make the peer owe a CREDIT, so
+ * credits can neither deadlock nor ping-pong. Without credits the data path
+ * would live in RNR retry, which costs rdma_rxe a timer tick each time.
  */
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
@@ -266,7 +274,10 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	wr.wr_cqe = &chunk->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	return ib_post_recv(chan->qp, &wr, NULL);
+	if (ib_post_recv(chan->qp, &wr, NULL))
+		return -EIO;
+	chan->rx_credit_posted++;
+	return 0;
 }
 
 /* Keep the receive ring full. */
@@ -411,6 +422,19 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 	return 0;
 }
 
+/* Does a message of this opcode need a credit (wire.h)? */
+static bool ordma_wire_payload_class(u8 opcode)
+{
+	return opcode == ORDMA_WIRE_MSG || opcode == ORDMA_WIRE_WRITE ||
+	       opcode == ORDMA_WIRE_READ_RESP;
+}
+
+/* The credit we give the peer: our receives posted for its payload. */
+static u32 ordma_rx_credit(struct ordma_chan *chan)
+{
+	return chan->rx_credit_posted - chan->rx_credit_hdr;
+}
+
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk, bool mm_ok)
@@ -427,6 +451,11 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	plen = le32_to_cpu(hdr->payload_len);
 	if (plen != chunk->len - ORDMA_HDR_LEN)
 		goto bad;
+	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
+	if (ordma_wire_payload_class(hdr->opcode))
+		chan->rx_credit_used++;
+	else
+		chan->rx_credit_hdr++;
 	atomic64_add(plen, &chan->bytes_rx);
 	atomic64_add(plen, &chan->odev->bytes_rx);
 
@@ -445,6 +474,10 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return true;
 	case ORDMA_WIRE_PLACE:
 		if (ordma_rx_place(chan, hdr))
+			goto bad;
+		return false;
+	case ORDMA_WIRE_CREDIT:
+		if (plen)
 			goto bad;
 		return false;
 	case ORDMA_WIRE_WRITE:
@@ -657,6 +690,7 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			 struct ordma_req *op)
 {
+	struct ordma_wire_hdr *hdr = chunk->buf;
 	struct ordma_seg *seg = chunk->seg;
 	struct ib_rdma_wr wwr = {};
 	struct ib_send_wr wr = {};
@@ -667,6 +701,9 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chunk->owner = chan;
 	chunk->priv = op;
 	chunk->cqe.done = ordma_tx_done;
+	/* Every header tells the peer of the receives we posted. */
+	hdr->credits = cpu_to_le32(ordma_rx_credit(chan));
+	chan->rx_credit_told = ordma_rx_credit(chan);
 	sge[0].addr = chunk->dma;
 	sge[0].lkey = chan->odev->pd->local_dma_lkey;
 	sge[0].length = seg || chunk->rkey ? ORDMA_HDR_LEN : chunk->len;
@@ -703,6 +740,8 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	}
 	if (ret)
 		return ret;
+	if (ordma_wire_payload_class(hdr->opcode))
+		chan->tx_credit_sent++;
 	if (!chan->tx_posted++) {
 		/* The queue gets busy: a new wire window. */
 		chan->tx_mark = ktime_get_ns();
@@ -994,20 +1033,53 @@ static struct ordma_req *ordma_tx_next_op(struct ordma_chan *chan)
 	return NULL;
 }
 
+/* May a message with payload go? Only while the peer has a credit left. */
+static bool ordma_tx_credit(struct ordma_chan *chan)
+{
+	return (s32)(chan->tx_credit_peer - chan->tx_credit_sent) > 0;
+}
+
+/*
+ * Must a CREDIT tell the peer of receives it does not know about yet? When
+ * it is down to its last credit, or has fewer left than we hold back.
+ */
+static bool ordma_rx_credit_due(struct ordma_chan *chan)
+{
+	s32 fresh = (s32)(ordma_rx_credit(chan) - chan->rx_credit_told);
+	s32 left = (s32)(chan->rx_credit_told - chan->rx_credit_used);
+
+	return fresh > 0 && (left <= 1 || left <= fresh);
+}
+
+static void ordma_tx_fill_credit(struct ordma_chunk *chunk)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = ORDMA_WIRE_CREDIT;
+	chunk->len = ORDMA_HDR_LEN;
+}
+
 static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 {
 	struct ordma_chunk *chunk;
 	struct ordma_ctrl *c;
 	struct ordma_req *op;
-	bool progress = false;
+	bool progress = false, data;
 	int filled;
 
 	ordma_tx_take_segs(chan);
 	while (chan->tx_posted < ORDMA_TX_DEPTH) {
 		c = list_first_entry_or_null(&chan->ctrl, struct ordma_ctrl,
 					     node);
-		op = c ? NULL : ordma_tx_next_op(chan);
-		if (!c && !op && list_empty(&chan->remote_reads))
+		op = NULL;
+		data = false;
+		if (!c && ordma_tx_credit(chan)) {
+			op = ordma_tx_next_op(chan);
+			data = op || !list_empty(&chan->remote_reads);
+		}
+		if (!c && !data && !ordma_rx_credit_due(chan))
 			break;
 		if (chan->tx_held >= ordma_tx_cap(chan))
 			break;
@@ -1024,12 +1096,20 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 			list_del(&c->node);
 			kfree(c);
 			filled = true;
+		} else if (!data) {
+			ordma_tx_fill_credit(chunk);
+			filled = true;
 		} else if (!list_empty(&chan->remote_reads)) {
 			filled = ordma_tx_fill_read_resp(chan, chunk, mm_ok);
 			op = NULL;
 		} else {
 			filled = ordma_tx_fill_op(chan, chunk, op, mm_ok);
-			if (filled == -EAGAIN) {
+			if (filled == -EAGAIN && ordma_rx_credit_due(chan)) {
+				/* Tell the credits while the segment registers. */
+				ordma_tx_fill_credit(chunk);
+				filled = true;
+				op = NULL;
+			} else if (filled == -EAGAIN) {
 				/* Kicked again when the segment is ready. */
 				ordma_tx_put(chan, chunk);
 				break;

@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 
 /* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	2
+#define WIRE_VERSION	3
 
 struct wire_cm {
 	uint8_t version;
@@ -31,7 +31,7 @@ struct wire_hdr {
 	uint16_t flags;
 	uint32_t payload_len;
 	uint64_t total_len, offset, base, token, op_id;
-	uint32_t status, reserved;
+	uint32_t status, credits;
 };
 
 FIXTURE(proto) {
@@ -298,34 +298,39 @@ static unsigned char pl_byte(size_t i)
 	return (unsigned char)(i * 131 + (i >> 12) * 7 + 1);
 }
 
+/* Post receive buffer @i of the peer's hdrs[]. */
+static int place_post_recv(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			   int i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)&pp->hdrs[i],
+			       .length = sizeof(pp->hdrs[i]),
+			       .lkey = pp->hdrs_mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(self->id->qp, &wr, &bad);
+}
+
 static int place_peer_init(FIXTURE_DATA(proto) *self, struct place_peer *pp)
 {
-	struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
-	struct ibv_sge sge;
-	size_t i;
+	int i;
 
 	memset(pp, 0, sizeof(*pp));
 	pp->src = mmap(NULL, PL_SRC_LEN, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pp->src == MAP_FAILED)
 		return -1;
-	for (i = 0; i < PL_LEN; i++)
-		pp->src[i] = pl_byte(i);
+	for (size_t b = 0; b < PL_LEN; b++)
+		pp->src[b] = pl_byte(b);
 	pp->src_mr = ibv_reg_mr(self->pd, pp->src, PL_SRC_LEN, 0);
 	pp->hdrs_mr = ibv_reg_mr(self->pd, pp->hdrs, sizeof(pp->hdrs),
 				 IBV_ACCESS_LOCAL_WRITE);
 	pp->piece_mr = ibv_reg_mr(self->pd, pp->piece, sizeof(pp->piece), 0);
 	if (!pp->src_mr || !pp->hdrs_mr || !pp->piece_mr)
 		return -1;
-	for (i = 0; i < 8; i++) {
-		sge.addr = (uintptr_t)&pp->hdrs[i];
-		sge.length = sizeof(pp->hdrs[i]);
-		sge.lkey = pp->hdrs_mr->lkey;
-		wr.wr_id = 100 + i;
-		wr.sg_list = &sge;
-		if (ibv_post_recv(self->id->qp, &wr, &bad))
+	for (i = 0; i < 8; i++)
+		if (place_post_recv(self, pp, i))
 			return -1;
-	}
 	return 0;
 }
 
@@ -341,12 +346,21 @@ static void place_peer_fini(struct place_peer *pp)
 		munmap(pp->src, PL_SRC_LEN);
 }
 
-/* Note a receive completion: ordma sent us something (a PLACE). */
-static void place_note_recv(struct place_peer *pp, struct ibv_wc *wc)
+/*
+ * Note a receive completion: ordma sent us something. A PLACE is kept;
+ * anything else (its CREDITs) gives the buffer back at once.
+ */
+static void place_note_recv(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			    struct ibv_wc *wc)
 {
-	if (wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV &&
-	    pp->noffers < 8)
-		pp->offers[pp->noffers++] = wc->wr_id - 100;
+	int i = wc->wr_id - 100;
+
+	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV)
+		return;
+	if (pp->hdrs[i].opcode == WIRE_PLACE && pp->noffers < 8)
+		pp->offers[pp->noffers++] = i;
+	else
+		place_post_recv(self, pp, i);
 }
 
 /* Post work requests (chained) and wait for the last one's completion. */
@@ -368,7 +382,7 @@ static int place_post(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 			continue;
 		}
 		if (wc.opcode == IBV_WC_RECV) {
-			place_note_recv(pp, &wc);
+			place_note_recv(self, pp, &wc);
 			continue;
 		}
 		if (wc.status != IBV_WC_SUCCESS)
@@ -461,7 +475,7 @@ static int place_wait_offer(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 		if (n == 0)
 			usleep(1000);
 		else
-			place_note_recv(pp, &wc);
+			place_note_recv(self, pp, &wc);
 	}
 	*h = pp->hdrs[pp->offers[0]];
 	return h->opcode == WIRE_PLACE ? 0 : -1;
