@@ -34,6 +34,11 @@ struct wire_hdr {
 	uint32_t status, credits;
 };
 
+#define WIRE_MSG	1
+#define WIRE_PLACE	7
+#define WIRE_MSG_PLACED	8
+#define WIRE_CREDIT	9
+
 FIXTURE(proto) {
 	int fd;
 	__u32 listener;
@@ -268,6 +273,106 @@ TEST_F(proto, truncated_header_closes_channel)
 	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
 }
 
+/* -- credits: ordma sends payload only into buffers the peer granted ------- */
+
+#define CR_LEN		900	/* a message that fits one 1 KiB receive */
+
+static int credit_post_recv(FIXTURE_DATA(proto) *self, int k)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 1024 * k,
+			       .length = 1024, .lkey = self->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(self->id->qp, &wr, &bad);
+}
+
+/*
+ * Wait up to @ms for a message from ordma; header-only ones (its CREDITs)
+ * are noted and their buffer posted again. Returns the buffer index of the
+ * first message with payload, -1 if none came, -2 on an error.
+ */
+static int credit_wait_payload(FIXTURE_DATA(proto) *self, int ms)
+{
+	struct wire_hdr *h;
+	struct ibv_wc wc;
+	int n;
+
+	while (ms-- > 0) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
+			return -2;
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.opcode != IBV_WC_RECV)
+			continue;	/* our own CREDIT went out */
+		h = (struct wire_hdr *)(self->buf + 1024 * wc.wr_id);
+		if (wc.byte_len < sizeof(*h) || h->version != WIRE_VERSION)
+			return -2;
+		if (!h->payload_len && h->opcode != WIRE_MSG) {
+			if (credit_post_recv(self, wc.wr_id))
+				return -2;
+			continue;
+		}
+		return wc.wr_id;
+	}
+	return -1;
+}
+
+/*
+ * A peer that posts receive buffers but grants no credit gets no payload:
+ * ordma's SEND waits (its CREDIT telling the peer of ordma's own buffers
+ * goes out meanwhile). One credit from the peer lets exactly that message
+ * out, intact.
+ */
+TEST_F(proto, send_waits_for_credit)
+{
+	struct wire_hdr *h = (struct wire_hdr *)self->buf, *m;
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .len = CR_LEN };
+	static unsigned char msg[CR_LEN];
+	struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
+			       .length = sizeof(*h) };
+	int k, i;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	for (k = 1; k < 4; k++)
+		ASSERT_EQ(0, credit_post_recv(self, k));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	for (i = 0; i < CR_LEN; i++)
+		msg[i] = (unsigned char)(i * 7 + 3);
+	s.chan_id = a.out_chan_id;
+	s.addr = (unsigned long)msg;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+
+	/* No credit: nothing with payload may arrive. */
+	ASSERT_EQ(-1, credit_wait_payload(self, 1500));
+
+	/* One credit: ordma has sent no payload yet, so 1 is ahead by one. */
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_CREDIT;
+	h->credits = 1;
+	sge.lkey = self->mr->lkey;
+	wr.sg_list = &sge;
+	ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
+	k = credit_wait_payload(self, 10000);
+	ASSERT_LT(0, k);
+	m = (struct wire_hdr *)(self->buf + 1024 * k);
+	EXPECT_EQ(WIRE_MSG, m->opcode);
+	EXPECT_EQ((uint32_t)CR_LEN, m->payload_len);
+	EXPECT_EQ((uint64_t)CR_LEN, m->total_len);
+	EXPECT_EQ((uint64_t)0, m->offset);
+	EXPECT_EQ(0, memcmp(m + 1, msg, CR_LEN));
+	EXPECT_EQ(CR_LEN, wait_res(self->fd));
+}
+
 /* -- placement: the peer writes into ranges ordma offered ------------------- */
 
 #define PL_LEN		(1024 * 1024)
@@ -277,9 +382,6 @@ TEST_F(proto, truncated_header_closes_channel)
  */
 #define PL_SRC_LEN	(PL_LEN + 4096)
 #define PL_FIRST	4096
-#define WIRE_MSG	1
-#define WIRE_PLACE	7
-#define WIRE_MSG_PLACED	8
 
 /* The hostile side's buffers for placement: what it sends and receives. */
 struct place_peer {
