@@ -72,6 +72,18 @@ void ordma_file_put(struct ordma_file *ofile)
 }
 
 /**
+ * ordma_reqs_free() - free requests whose completion was delivered
+ * @list: the requests, linked by their node
+ */
+void ordma_reqs_free(struct list_head *list)
+{
+	struct ordma_req *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, list, node)
+		kfree(op);
+}
+
+/**
  * ordma_file_complete() - post the completion of an operation
  * @ofile: the file the operation was submitted on
  * @op: the operation; the file owns it from now on
@@ -82,7 +94,6 @@ void ordma_file_put(struct ordma_file *ofile)
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res)
 {
-	struct ordma_req *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
 
@@ -95,8 +106,7 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 		ofile->cq_len++;
 	}
 	spin_unlock_irqrestore(&ofile->cq_lock, flags);
-	list_for_each_entry_safe(op, tmp, &done, node)
-		kfree(op);
+	ordma_reqs_free(&done);
 	wake_up_all(&ofile->cq_wait);
 }
 

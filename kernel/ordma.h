@@ -277,6 +277,7 @@ struct ordma_req {
 /* file.c */
 struct ordma_file *ordma_file_alloc(void);
 void ordma_file_put(struct ordma_file *ofile);
+void ordma_reqs_free(struct list_head *list);
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res);
 int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
@@ -345,8 +346,7 @@ struct device *ordma_sysfs_add_dev(struct ordma_dev *odev);
 void ordma_sysfs_remove_dev(struct ordma_dev *odev);
 
 /* uapi.c */
-int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
-		      struct ordma_req *op);
+int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd);
 int ordma_cdev_init(void);
 void ordma_cdev_exit(void);
 

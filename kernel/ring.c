@@ -80,8 +80,6 @@ static_assert(sizeof(struct ordma_cqe) == 24);
  * @sqes: the SQ entries
  * @cq: the CQ mapping
  * @cqes: the CQ entries
- * @sq_size: bytes of @sq
- * @cq_size: bytes of @cq
  * @sq_entries: entries of the SQ ring (the kernel's copy)
  * @cq_entries: entries of the CQ ring (the kernel's copy)
  * @submit_lock: serialises taking SQ entries
@@ -94,8 +92,6 @@ struct ordma_ring {
 	struct ordma_ring_sqe *sqes;
 	struct ordma_ring_ctl *cq;
 	struct ordma_cqe *cqes;
-	size_t sq_size;
-	size_t cq_size;
 	u32 sq_entries;
 	u32 cq_entries;
 	struct mutex submit_lock;	/* sq_head */
@@ -118,13 +114,21 @@ struct ordma_ring *ordma_file_ring(struct ordma_file *ofile)
 
 /* ---- completions ----------------------------------------------------------- */
 
-/* Completions in the CQ ring; a hostile head counts as a full ring. */
-static u32 ordma_ring_cq_count(struct ordma_ring *ring, u32 tail)
+/* Free CQ slots before the kernel's @tail; a hostile head leaves none. */
+static u32 ordma_ring_cq_room(struct ordma_ring *ring, u32 tail)
 {
 	/* Pairs with user space's release of the head: slots it read are free. */
 	u32 head = smp_load_acquire(&ring->cq->head);
 
-	return ordma_ring_cq_used(head, tail, ring->cq_entries);
+	return ordma_ring_cq_room_idx(head, tail, ring->cq_entries);
+}
+
+/* Make the completions written before @tail visible. */
+static void ordma_ring_publish(struct ordma_ring *ring, u32 tail)
+{
+	WRITE_ONCE(ring->cq_tail, tail);
+	/* The entries before the tail that makes them visible. */
+	smp_store_release(&ring->cq->tail, tail);
 }
 
 /* Write the completion of slot @tail; the caller publishes the tail. */
@@ -155,7 +159,7 @@ static bool ordma_ring_flush_locked(struct ordma_file *ofile,
 	lockdep_assert_held(&ofile->cq_lock);
 	if (list_empty(&ofile->cq))
 		return true;
-	room = ring->cq_entries - ordma_ring_cq_count(ring, tail);
+	room = ordma_ring_cq_room(ring, tail);
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node) {
 		if (!room)
 			break;
@@ -166,22 +170,11 @@ static bool ordma_ring_flush_locked(struct ordma_file *ofile,
 		ofile->cq_len--;
 		list_move_tail(&op->node, done);
 	}
-	if (tail != ring->cq_tail) {
-		WRITE_ONCE(ring->cq_tail, tail);
-		/* The entries before the tail that makes them visible. */
-		smp_store_release(&ring->cq->tail, tail);
-	}
+	if (tail != ring->cq_tail)
+		ordma_ring_publish(ring, tail);
 	WRITE_ONCE(ring->cq->flags,
 		   list_empty(&ofile->cq) ? 0 : ORDMA_CQ_F_OVERFLOW);
 	return list_empty(&ofile->cq);
-}
-
-static void ordma_ring_free_reqs(struct list_head *done)
-{
-	struct ordma_req *op, *tmp;
-
-	list_for_each_entry_safe(op, tmp, done, node)
-		kfree(op);
 }
 
 /**
@@ -216,14 +209,15 @@ static bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
 	spin_lock_irq(&ofile->cq_lock);
 	empty = ordma_ring_flush_locked(ofile, ring, &done);
 	spin_unlock_irq(&ofile->cq_lock);
-	ordma_ring_free_reqs(&done);
+	ordma_reqs_free(&done);
 	return empty;
 }
 
 /* Completions in the ring or held back: what a waiter can count on. */
 static u32 ordma_ring_ready(struct ordma_file *ofile, struct ordma_ring *ring)
 {
-	return ordma_ring_cq_count(ring, READ_ONCE(ring->cq_tail)) +
+	return ring->cq_entries -
+	       ordma_ring_cq_room(ring, READ_ONCE(ring->cq_tail)) +
 	       READ_ONCE(ofile->cq_len);
 }
 
@@ -265,7 +259,7 @@ static int ordma_ring_submit_one(struct ordma_file *ofile,
 		return -EINVAL;
 	if (sqe->flags & ORDMA_SQE_F_NONBLOCK)
 		cmd.flags = ORDMA_F_NONBLOCK;
-	return ordma_file_submit(ofile, &cmd, NULL);
+	return ordma_file_submit(ofile, &cmd);
 }
 
 /*
@@ -285,13 +279,10 @@ static int ordma_ring_post_error(struct ordma_file *ofile,
 
 	spin_lock_irq(&ofile->cq_lock);
 	tail = ring->cq_tail;
-	if (list_empty(&ofile->cq) &&
-	    ordma_ring_cq_count(ring, tail) < ring->cq_entries) {
+	if (list_empty(&ofile->cq) && ordma_ring_cq_room(ring, tail)) {
 		ordma_ring_write_cqe(ring, tail, sqe->cookie, err, sqe->op,
 				     sqe->chan_id);
-		WRITE_ONCE(ring->cq_tail, tail + 1);
-		/* The entry before the tail that makes it visible. */
-		smp_store_release(&ring->cq->tail, tail + 1);
+		ordma_ring_publish(ring, tail + 1);
 		posted = true;
 	}
 	spin_unlock_irq(&ofile->cq_lock);
@@ -355,7 +346,7 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 		slot = ordma_ring_slot(ring->sq_head, ring->sq_entries);
 		ordma_ring_read_sqe(&ring->sqes[slot], &sqe);
 		ret = ordma_ring_submit_one(ofile, &sqe);
-		if (ret && ordma_ring_transient(ret))
+		if (ordma_ring_transient(ret))
 			break;
 		/*
 		 * Refused: the error is its completion. A refused entry did
@@ -433,8 +424,16 @@ int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
 
 /* ---- set-up, mmap, teardown ---------------------------------------------------- */
 
-static void ordma_ring_free(struct ordma_ring *ring)
+/**
+ * ordma_ring_destroy() - free rings
+ * @ring: the rings, or NULL
+ *
+ * For a file being released every mapping is gone (each holds the file).
+ */
+void ordma_ring_destroy(struct ordma_ring *ring)
 {
+	if (!ring)
+		return;
 	vfree(ring->cq);
 	vfree(ring->sq);
 	kfree(ring);
@@ -451,6 +450,7 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 {
 	struct ordma_ring *ring;
 	u32 sq_entries, cq_entries;
+	size_t sq_size, cq_size;
 	LIST_HEAD(done);
 	bool busy;
 
@@ -472,14 +472,12 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 	mutex_init(&ring->submit_lock);
 	ring->sq_entries = sq_entries;
 	ring->cq_entries = cq_entries;
-	ring->sq_size = ORDMA_RING_CTL_SIZE +
-			sq_entries * sizeof(struct ordma_ring_sqe);
-	ring->cq_size = ORDMA_RING_CTL_SIZE +
-			cq_entries * sizeof(struct ordma_cqe);
-	ring->sq = vmalloc_user(ring->sq_size);
-	ring->cq = vmalloc_user(ring->cq_size);
+	sq_size = ORDMA_RING_CTL_SIZE + sq_entries * sizeof(struct ordma_ring_sqe);
+	cq_size = ORDMA_RING_CTL_SIZE + cq_entries * sizeof(struct ordma_cqe);
+	ring->sq = vmalloc_user(sq_size);
+	ring->cq = vmalloc_user(cq_size);
 	if (!ring->sq || !ring->cq) {
-		ordma_ring_free(ring);
+		ordma_ring_destroy(ring);
 		return -ENOMEM;
 	}
 	ring->sqes = (void *)ring->sq + ORDMA_RING_CTL_SIZE;
@@ -498,9 +496,9 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 		ordma_ring_flush_locked(ofile, ring, &done);
 	}
 	spin_unlock_irq(&ofile->cq_lock);
-	ordma_ring_free_reqs(&done);
+	ordma_reqs_free(&done);
 	if (busy) {
-		ordma_ring_free(ring);
+		ordma_ring_destroy(ring);
 		return -EBUSY;
 	}
 
@@ -509,8 +507,8 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 	cmd->out_cq_entries = cq_entries;
 	cmd->out_sqe_size = sizeof(struct ordma_ring_sqe);
 	cmd->out_cqe_size = sizeof(struct ordma_cqe);
-	cmd->out_sq_size = ring->sq_size;
-	cmd->out_cq_size = ring->cq_size;
+	cmd->out_sq_size = sq_size;
+	cmd->out_cq_size = cq_size;
 	cmd->out_sq_off.head = offsetof(struct ordma_ring_ctl, head);
 	cmd->out_sq_off.tail = offsetof(struct ordma_ring_ctl, tail);
 	cmd->out_sq_off.ring_mask = offsetof(struct ordma_ring_ctl, ring_mask);
@@ -540,34 +538,19 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 int ordma_ring_mmap(struct ordma_file *ofile, struct vm_area_struct *vma)
 {
 	struct ordma_ring *ring = ordma_file_ring(ofile);
-	unsigned long len = vma->vm_end - vma->vm_start;
-	size_t size;
 	void *mem;
 
 	if (!ring)
 		return -ENXIO;
-	if (vma->vm_pgoff == ORDMA_OFF_SQ >> PAGE_SHIFT) {
+	if (vma->vm_pgoff == ORDMA_OFF_SQ >> PAGE_SHIFT)
 		mem = ring->sq;
-		size = ring->sq_size;
-	} else if (vma->vm_pgoff == ORDMA_OFF_CQ >> PAGE_SHIFT) {
+	else if (vma->vm_pgoff == ORDMA_OFF_CQ >> PAGE_SHIFT)
 		mem = ring->cq;
-		size = ring->cq_size;
-	} else {
+	else
 		return -EINVAL;
-	}
-	if (!(vma->vm_flags & VM_MAYSHARE) || len > PAGE_ALIGN(size))
+	/* A private mapping would copy pages on write. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	/* Refuses (EINVAL) a mapping longer than the ring. */
 	return remap_vmalloc_range(vma, mem, 0);
-}
-
-/**
- * ordma_ring_destroy() - free the rings of a file being released
- * @ring: the rings, or NULL
- *
- * Every mapping is gone (each holds the file open).
- */
-void ordma_ring_destroy(struct ordma_ring *ring)
-{
-	if (ring)
-		ordma_ring_free(ring);
 }

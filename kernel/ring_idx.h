@@ -39,7 +39,7 @@ static inline u32 ordma_ring_cq_used(u32 head, u32 tail, u32 entries)
 }
 
 /* Free slots of the CQ, as the kernel may fill them. */
-static inline u32 ordma_ring_cq_room(u32 head, u32 tail, u32 entries)
+static inline u32 ordma_ring_cq_room_idx(u32 head, u32 tail, u32 entries)
 {
 	return entries - ordma_ring_cq_used(head, tail, entries);
 }

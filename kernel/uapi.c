@@ -266,17 +266,14 @@ static int ordma_ioc_close(struct ordma_file *ofile, void *arg)
  * ordma_file_submit() - check and start one operation
  * @ofile: the file
  * @cmd: the operation, as ORDMA_IOC_SUBMIT takes it (size ignored)
- * @op: a zeroed request to use, or NULL to allocate one
  *
  * The one path every submission takes, the ioctl's and the SQ ring's.
  *
- * Return: 0 (the channel owns the request now), or a negative errno and a
- * caller's @op is still the caller's.
+ * Return: 0 (the operation is the channel's now), or a negative errno.
  */
-int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
-		      struct ordma_req *op)
+int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
 {
-	struct ordma_req *new = NULL;
+	struct ordma_req *op;
 	struct ordma_chan *chan;
 	struct ordma_obj *obj;
 	bool to_user;
@@ -313,13 +310,10 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
 	if (ret)
 		goto out;
 
+	op = kzalloc(sizeof(*op), GFP_KERNEL);
 	if (!op) {
-		new = kzalloc(sizeof(*new), GFP_KERNEL);
-		if (!new) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		op = new;
+		ret = -ENOMEM;
+		goto out;
 	}
 	op->op = cmd->op;
 	op->chan_id = cmd->chan_id;
@@ -330,7 +324,7 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd,
 	op->offset = cmd->offset;
 	ret = ordma_chan_submit(chan, op, cmd->flags & ORDMA_F_NONBLOCK);
 	if (ret)
-		kfree(new);
+		kfree(op);
 out:
 	ordma_obj_put(obj);
 	return ret;
@@ -338,7 +332,7 @@ out:
 
 static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
 {
-	return ordma_file_submit(ofile, arg, NULL);
+	return ordma_file_submit(ofile, arg);
 }
 
 static int ordma_ioc_expose(struct ordma_file *ofile, void *arg)
@@ -378,8 +372,8 @@ static int ordma_ioc_unexpose(struct ordma_file *ofile, void *arg)
  */
 static int ordma_reap(struct ordma_file *ofile, u64 ucqes, u32 max, u32 *count)
 {
-	struct ordma_req *op, *tmp;
 	struct ordma_cqe *cqes;
+	struct ordma_req *op;
 	LIST_HEAD(list);
 	u32 n = 0;
 
@@ -388,6 +382,12 @@ static int ordma_reap(struct ordma_file *ofile, u64 ucqes, u32 max, u32 *count)
 		return -ENOMEM;
 
 	spin_lock_irq(&ofile->cq_lock);
+	/* Rings set up since the caller looked: the CQ ring owns these. */
+	if (ofile->ring) {
+		spin_unlock_irq(&ofile->cq_lock);
+		kvfree(cqes);
+		return -EBUSY;
+	}
 	while (n < max && !list_empty(&ofile->cq)) {
 		list_move_tail(ofile->cq.next, &list);
 		n++;
@@ -413,8 +413,7 @@ static int ordma_reap(struct ordma_file *ofile, u64 ucqes, u32 max, u32 *count)
 		return -EFAULT;
 	}
 	kvfree(cqes);
-	list_for_each_entry_safe(op, tmp, &list, node)
-		kfree(op);
+	ordma_reqs_free(&list);
 	*count = n;
 	return 0;
 }

@@ -50,11 +50,11 @@ TEST(sq_tail_out_of_range_refused)
 TEST(cq_used_and_room)
 {
 	ASSERT_EQ(0U, ordma_ring_cq_used(10, 10, 16));
-	ASSERT_EQ(16U, ordma_ring_cq_room(10, 10, 16));
+	ASSERT_EQ(16U, ordma_ring_cq_room_idx(10, 10, 16));
 	ASSERT_EQ(16U, ordma_ring_cq_used(10, 26, 16));
-	ASSERT_EQ(0U, ordma_ring_cq_room(10, 26, 16));
+	ASSERT_EQ(0U, ordma_ring_cq_room_idx(10, 26, 16));
 	ASSERT_EQ(3U, ordma_ring_cq_used(0xfffffffeU, 1, 16));
-	ASSERT_EQ(13U, ordma_ring_cq_room(0xfffffffeU, 1, 16));
+	ASSERT_EQ(13U, ordma_ring_cq_room_idx(0xfffffffeU, 1, 16));
 }
 
 TEST(cq_hostile_head_is_a_full_ring)
@@ -64,12 +64,12 @@ TEST(cq_hostile_head_is_a_full_ring)
 	for (tail = 0xfffffff0U; tail != 0x10; tail++)
 		for (h = 1; h < 40; h++) {
 			/* A head ahead of the tail, or too far behind. */
-			ASSERT_EQ(0U, ordma_ring_cq_room(tail + h, tail, 16));
+			ASSERT_EQ(0U, ordma_ring_cq_room_idx(tail + h, tail, 16));
 			if (h > 16) {
-				ASSERT_EQ(0U, ordma_ring_cq_room(tail - h, tail,
+				ASSERT_EQ(0U, ordma_ring_cq_room_idx(tail - h, tail,
 								 16));
 			} else {
-				ASSERT_EQ(16 - h, ordma_ring_cq_room(tail - h,
+				ASSERT_EQ(16 - h, ordma_ring_cq_room_idx(tail - h,
 								     tail, 16));
 			}
 		}
