@@ -24,10 +24,11 @@
 #define ORDMA_SEG_MAX_PAGES	512
 /* Registrations this small measure the fixed cost of one. */
 #define ORDMA_SEG_SMALL_PAGES	4
-/* Completion queue entries a channel takes from the device's CQ pool;
- * one more for ib_drain_qp()'s marker.
+/* Completion queue entries a channel takes from the device's CQ pool: a
+ * send may be an RDMA WRITE and a SEND, both completing when flushed; one
+ * more each for ib_drain_qp()'s markers.
  */
-#define ORDMA_CQES		(ORDMA_RX_DEPTH + ORDMA_TX_DEPTH + 2)
+#define ORDMA_CQES		(ORDMA_RX_DEPTH + 2 * ORDMA_TX_DEPTH + 2)
 
 enum ordma_seg_state {
 	ORDMA_SEG_QUEUED,
@@ -43,14 +44,14 @@ enum ordma_seg_state {
  * @op_node: on its operation's list of segments (worker)
  * @q_node: on chan->reg_todo or chan->reg_done (chan->lock)
  * @all_node: on chan->segs while it lives (chan->lock)
- * @chan: the channel
  * @uaddr: start of the range in the owner's mm
  * @off: offset of the range in its operation's buffer (worker)
  * @len: length of the range
  * @write: a destination: registered for the peer's RDMA WRITE
  * @msg_id: the message it receives (destination, worker)
  * @offered: a PLACE for it was queued (destination, worker)
- * @state: enum ordma_seg_state; see the top of mr.c for who writes it
+ * @state: enum ordma_seg_state; see the top of mr.c for who writes it,
+ *	and where it is read without the lock
  * @abandoned: the worker gave it up while it was being registered (lock)
  * @pinned: pages the registration pinned
  * @mr: the registration (lkey for sends, iova = @uaddr)
@@ -62,7 +63,6 @@ struct ordma_seg {
 	struct list_head op_node;
 	struct list_head q_node;
 	struct list_head all_node;
-	struct ordma_chan *chan;
 	u64 uaddr;
 	u64 off;
 	u64 len;
@@ -144,10 +144,12 @@ enum ordma_chan_phase {
  * @segs: every live segment (lock)
  * @reg_todo: segments for the registration worker (lock)
  * @reg_done: segments registered (or failed) for the worker (lock)
- * @nsegs: live segments (lock)
+ * @nsegs: live segments (lock; the worker may peek, see mr.c)
  * @nsegs_max: most live segments, 0 when sends cannot use segments
  * @seg_cap: largest segment one MR maps, bytes
  * @pages_pinned, @mrs_live: what the channel's segments hold now (atomic)
+ * @write_cqe: completion of the unsignaled RDMA WRITEs, seen only when one
+ *	failed
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
  *
  * @odev, @cm_id, @qp and @cq are set while the channel is built (connect's
@@ -229,6 +231,7 @@ struct ordma_chan {
 	atomic64_t ops;
 	atomic64_t errors;
 	atomic64_t inflight;
+	struct ib_cqe write_cqe;
 	struct rcu_head rcu;
 };
 

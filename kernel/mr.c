@@ -29,7 +29,9 @@
  *   DEREG    on chan->reg_todo         worker gave it back; deregister
  *
  * chan->lock protects the queue links, @state while the segment is on a
- * queue, @abandoned and chan->nsegs; chan->segs lists every live segment
+ * queue, @abandoned and chan->nsegs (the worker, the only one to add
+ * segments, may peek at nsegs and at the state of its own segments without
+ * it: a stale value only delays using a segment); chan->segs lists every live segment
  * (lock) so ordma_mr_flush() finds them all once both workers are stopped.
  * The worker may give up a segment it has not got back yet (the copy path
  * overtook it): it sets @abandoned and reg_work gives it back itself.
@@ -91,7 +93,7 @@ static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 	ordma_seg_unprepare(chan, seg);
 	spin_lock_irqsave(&chan->lock, flags);
 	list_del(&seg->all_node);
-	chan->nsegs--;
+	WRITE_ONCE(chan->nsegs, chan->nsegs - 1);
 	spin_unlock_irqrestore(&chan->lock, flags);
 	kfree(seg);
 	/* A segment slot is free: the worker may want it. */
@@ -157,7 +159,8 @@ static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
 	spin_lock_irq(&chan->lock);
 	abandoned = seg->abandoned;
 	if (!abandoned) {
-		seg->state = ret ? ORDMA_SEG_FAILED : ORDMA_SEG_READY;
+		/* Read without the lock by ordma_tx_source(). */
+		WRITE_ONCE(seg->state, ret ? ORDMA_SEG_FAILED : ORDMA_SEG_READY);
 		list_add_tail(&seg->q_node, &chan->reg_done);
 	}
 	spin_unlock_irq(&chan->lock);
@@ -217,7 +220,7 @@ void ordma_mr_work(struct work_struct *work)
 		if (seg) {
 			list_del_init(&seg->q_node);
 			if (seg->state == ORDMA_SEG_QUEUED)
-				seg->state = ORDMA_SEG_PINNING;
+				WRITE_ONCE(seg->state, ORDMA_SEG_PINNING);
 		}
 		spin_unlock_irq(&chan->lock);
 		if (!seg)
@@ -248,25 +251,33 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write)
 {
 	struct ordma_seg *seg;
+	u32 limit;
 
 	if (chan->nsegs_max == 0)
+		return NULL;
+	/*
+	 * A destination leaves one slot to sources, so two channel ends
+	 * receiving from each other in zerocopy mode can still send.
+	 */
+	limit = chan->nsegs_max - (write && chan->nsegs_max > 1);
+	/* No allocation for nothing: only the worker adds segments. */
+	if (READ_ONCE(chan->nsegs) >= limit)
 		return NULL;
 	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
 	if (!seg)
 		return NULL;
-	seg->chan = chan;
 	seg->uaddr = uaddr;
 	seg->len = len;
 	seg->write = write;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
 	spin_lock_irq(&chan->lock);
-	if (chan->nsegs >= chan->nsegs_max) {
+	if (chan->nsegs >= limit) {
 		spin_unlock_irq(&chan->lock);
 		kfree(seg);
 		return NULL;
 	}
-	chan->nsegs++;
+	WRITE_ONCE(chan->nsegs, chan->nsegs + 1);
 	list_add_tail(&seg->all_node, &chan->segs);
 	list_add_tail(&seg->q_node, &chan->reg_todo);
 	spin_unlock_irq(&chan->lock);

@@ -59,6 +59,20 @@ static void ordma_chan_pool_wake(struct ordma_pool_waiter *w)
 	ordma_chan_kick(container_of(w, struct ordma_chan, pool_waiter));
 }
 
+/*
+ * The RDMA WRITE of a placed piece is unsignaled: its completion comes only
+ * when it failed (bad remote key or range, retries exhausted). A flush
+ * only follows a QP error that was reported already.
+ */
+static void ordma_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ordma_chan *chan = container_of(wc->wr_cqe, struct ordma_chan,
+					       write_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		ordma_chan_fail(chan, -EIO);
+}
+
 void ordma_xfer_init(struct ordma_chan *chan)
 {
 	INIT_LIST_HEAD(&chan->rx_ring);
@@ -75,6 +89,7 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	INIT_LIST_HEAD(&chan->reg_todo);
 	INIT_LIST_HEAD(&chan->reg_done);
 	INIT_WORK(&chan->reg_work, ordma_mr_work);
+	chan->write_cqe.done = ordma_write_done;
 	chan->next_op_id = 1;
 	chan->next_msg_id = 1;
 }
@@ -263,6 +278,7 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 {
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
+	int ret;
 
 	chunk->owner = chan;
 	chunk->cqe.done = ordma_rx_done;
@@ -274,10 +290,10 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	wr.wr_cqe = &chunk->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	if (ib_post_recv(chan->qp, &wr, NULL))
-		return -EIO;
-	chan->rx_credit_posted++;
-	return 0;
+	ret = ib_post_recv(chan->qp, &wr, NULL);
+	if (!ret)
+		chan->rx_credit_posted++;
+	return ret;
 }
 
 /* Keep the receive ring full. */
@@ -397,19 +413,31 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
  * The receiver offers a range of the message it is receiving: remember it
  * if that message is still going out. An offer for a message that is done
  * (or not ours) is ignored; one that does not fit the message is a
- * protocol error.
+ * protocol error, and so is holding more offers than a receiver has
+ * segments (ranges we have sent past are forgotten first).
  */
 static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 {
 	u64 off = le64_to_cpu(hdr->offset), len = le64_to_cpu(hdr->total_len);
-	struct ordma_place *pl;
+	struct ordma_place *pl, *tmp;
 	struct ordma_req *op;
+	u32 n = 0;
 
 	op = ordma_op_find(&chan->sendq, le64_to_cpu(hdr->op_id));
 	if (!op || op->op != ORDMA_OP_SEND || op->posted >= op->len)
 		return 0;
 	if (!len || off > op->len || len > op->len - off ||
 	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
+		return -EPROTO;
+	list_for_each_entry_safe(pl, tmp, &op->places, node) {
+		if (pl->off + pl->len <= op->posted) {
+			list_del(&pl->node);
+			kfree(pl);
+		} else {
+			n++;
+		}
+	}
+	if (n >= 2 * ORDMA_SEG_DEPTH)
 		return -EPROTO;
 	pl = kzalloc(sizeof(*pl), GFP_KERNEL);
 	if (!pl)
@@ -583,9 +611,8 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 	/* Nothing before the next page boundary past what is here already. */
 	start = max(plan.copy_len, first);
 	start = PAGE_ALIGN(op->addr + start) - op->addr;
-	if (start >= total)
-		return;
-	op->seg_next = start;
+	/* Never the bytes before @start, now or when more are asked for. */
+	op->seg_next = min(start, total);
 	ordma_op_ask_segs(chan, op, op->posted, true);
 }
 
@@ -702,8 +729,8 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chunk->priv = op;
 	chunk->cqe.done = ordma_tx_done;
 	/* Every header tells the peer of the receives we posted. */
-	hdr->credits = cpu_to_le32(ordma_rx_credit(chan));
 	chan->rx_credit_told = ordma_rx_credit(chan);
+	hdr->credits = cpu_to_le32(chan->rx_credit_told);
 	sge[0].addr = chunk->dma;
 	sge[0].lkey = chan->odev->pd->local_dma_lkey;
 	sge[0].length = seg || chunk->rkey ? ORDMA_HDR_LEN : chunk->len;
@@ -728,6 +755,7 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	if (chunk->rkey) {
+		wwr.wr.wr_cqe = &chan->write_cqe;
 		wwr.wr.opcode = IB_WR_RDMA_WRITE;
 		wwr.wr.sg_list = &pay;
 		wwr.wr.num_sge = 1;
@@ -868,6 +896,7 @@ static struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
 static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 					 struct ordma_req *op, u64 *n)
 {
+	enum ordma_seg_state state;
 	u64 off = op->posted;
 	struct ordma_seg *seg;
 
@@ -880,11 +909,13 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 		return op->zc_only && op->seg_next < op->len ?
 			ERR_PTR(-EAGAIN) : NULL;
 	*n = min(*n, seg->off + seg->len - off);
-	if (seg->state == ORDMA_SEG_USED) {
+	/* Without the lock (mr.c): FAILED may show before reg_done has it. */
+	state = READ_ONCE(seg->state);
+	if (state == ORDMA_SEG_USED) {
 		ordma_seg_account(chan, op, seg);
 		return seg;
 	}
-	if (seg->state == ORDMA_SEG_FAILED || !op->zc_only)
+	if (state == ORDMA_SEG_FAILED || !op->zc_only)
 		return NULL;
 	return ERR_PTR(-EAGAIN);
 }
@@ -1151,12 +1182,13 @@ static void ordma_tx_sample(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			    struct ordma_req *op)
 {
 	struct ordma_dev *odev = chan->odev;
-	u64 now = ktime_get_ns();
+	u64 now;
 
-	/* Most completions sample nothing: no device-wide lock for them. */
+	/* Most completions sample nothing: no clock, no device-wide lock. */
 	chan->tx_bytes += chunk->len;
 	if (chan->tx_bytes >= ORDMA_WIRE_WINDOW ||
 	    (!chan->tx_posted && chan->tx_bytes >= ORDMA_WIRE_MIN)) {
+		now = ktime_get_ns();
 		spin_lock(&odev->model_lock);
 		ordma_model_wire(&odev->model, chan->tx_bytes,
 				 now - chan->tx_mark);
@@ -1166,6 +1198,7 @@ static void ordma_tx_sample(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	}
 	if (op && !op->res && op->t_start && op->len <= PAGE_SIZE &&
 	    !chan->tx_posted) {
+		now = ktime_get_ns();
 		spin_lock(&odev->model_lock);
 		ordma_model_wr(&odev->model, now - op->t_start);
 		spin_unlock(&odev->model_lock);
@@ -1182,10 +1215,18 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 	chan->tx_posted--;
 	if (op)
 		op->inflight--;
-	if (chunk->status == IB_WC_SUCCESS)
+	if (chunk->status == IB_WC_SUCCESS) {
 		ordma_tx_sample(chan, chunk, op && !op->inflight ? op : NULL);
-	else if (chunk->status != IB_WC_WR_FLUSH_ERR)
-		ordma_chan_fail(chan, -EIO);
+	} else {
+		if (chunk->status != IB_WC_WR_FLUSH_ERR)
+			ordma_chan_fail(chan, -EIO);
+		/* Not delivered: the operation fails, as the channel did. */
+		if (op && !op->res) {
+			spin_lock_irq(&chan->lock);
+			op->res = chan->err ? chan->err : -EIO;
+			spin_unlock_irq(&chan->lock);
+		}
+	}
 	if (seg) {
 		seg->sends--;
 		chunk->seg = NULL;
@@ -1193,11 +1234,10 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 	ordma_tx_put(chan, chunk);
 	if (!op)
 		return;
+	/* Once nothing of it is on the wire, this gives back every segment. */
 	ordma_op_put_segs(chan, op, op->posted);
 	if (op->inflight || op->posted < op->len)
 		return;
-	/* Nothing of it is on the wire any more: deregister now. */
-	ordma_op_put_segs(chan, op, U64_MAX);
 	if (op->op == ORDMA_OP_SEND || op->res)
 		ordma_op_complete(chan, op, op->res ? op->res : (s64)op->len);
 	/* A successful WRITE completes when the peer acknowledges it. */

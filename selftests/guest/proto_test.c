@@ -373,6 +373,119 @@ TEST_F(proto, send_waits_for_credit)
 	EXPECT_EQ(CR_LEN, wait_res(self->fd));
 }
 
+/*
+ * Send the header in self->buf[0] alone and wait for its completion; ordma's
+ * header-only messages arriving meanwhile give their buffer back.
+ */
+static int credit_send_hdr(FIXTURE_DATA(proto) *self)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
+			       .length = sizeof(struct wire_hdr),
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	if (ibv_post_send(self->id->qp, &wr, &bad))
+		return -1;
+	while (tries++ < 5000) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
+			return -1;
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.opcode == IBV_WC_SEND)
+			return 0;
+		if (credit_post_recv(self, wc.wr_id))
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * A receiver has a few segments at a time, so a sender holds only a few of
+ * its offers: a peer that piles up offers for a message ordma cannot send
+ * yet (it grants no credit) closes the channel instead of growing a list.
+ */
+TEST_F(proto, too_many_offers_close_channel)
+{
+	struct wire_hdr *h = (struct wire_hdr *)self->buf;
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .len = 65536 };
+	static unsigned char msg[65536];
+	int k;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	for (k = 1; k < 4; k++)
+		ASSERT_EQ(0, credit_post_recv(self, k));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	s.chan_id = a.out_chan_id;
+	s.addr = (unsigned long)msg;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	for (k = 0; k < 9; k++) {
+		memset(h, 0, sizeof(*h));
+		h->version = WIRE_VERSION;
+		h->opcode = WIRE_PLACE;
+		h->op_id = 1;
+		h->offset = 4096 * k;
+		h->total_len = 4096;
+		h->base = 0x10000 + 4096 * k;
+		h->token = 0x1234;
+		ASSERT_EQ(0, credit_send_hdr(self));
+	}
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+}
+
+/*
+ * An offer with a key the peer never registered: ordma's RDMA WRITE into it
+ * fails, and the message fails with it (the WRITE is unsignaled; the SEND
+ * behind it is only flushed) instead of completing as if delivered.
+ */
+TEST_F(proto, write_into_bad_offer_fails_send)
+{
+	struct wire_hdr *h = (struct wire_hdr *)self->buf;
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .len = 65536 };
+	struct ordma_chan_info ci = { .size = sizeof(ci) };
+	static unsigned char msg[65536];
+	int k;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	for (k = 1; k < 4; k++)
+		ASSERT_EQ(0, credit_post_recv(self, k));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	s.chan_id = a.out_chan_id;
+	s.addr = (unsigned long)msg;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_PLACE;
+	h->op_id = 1;
+	h->total_len = 65536;
+	h->base = 0x10000;
+	h->token = 0x1234;	/* no such key */
+	ASSERT_EQ(0, credit_send_hdr(self));
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_CREDIT;
+	h->credits = 2;
+	ASSERT_EQ(0, credit_send_hdr(self));
+	EXPECT_EQ(-EIO, wait_res(self->fd));
+	/* The failed WRITE itself closed the channel. */
+	ci.chan_id = a.out_chan_id;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_CHAN_INFO, &ci));
+	EXPECT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
+}
+
 /* -- placement: the peer writes into ranges ordma offered ------------------- */
 
 #define PL_LEN		(1024 * 1024)
