@@ -308,7 +308,9 @@ static void slot_put(struct ordma *o, __u32 idx)
  * @o: the handle
  *
  * An entry the kernel (or the library) refuses is consumed and completes
- * with the error, and submission stops after it; a transient error
+ * with the error, and submission stops after it (an entry the library
+ * refuses is left for the next call when entries before it went in this
+ * one, so both backends stop at the same place); a transient error
  * (-EAGAIN, -ENOMEM, -EINTR, -EBUSY: too many operations in flight or
  * unseen, or completions held back in the kernel) stops before the entry
  * and leaves it and the rest queued. This is io_uring's rule. With the ring
@@ -380,7 +382,14 @@ ORDMA_API int ordma_submit(struct ordma *o)
 			ret = -EBUSY;
 			break;
 		}
+		/*
+		 * An entry the library refuses goes only at the head of a
+		 * call: after a batch, the ring backend cannot tell whether
+		 * the kernel refused the batch's last entry (and so stopped).
+		 */
 		if (stop == BAD) {
+			if (n)
+				break;
 			sqe = &o->sqes[o->sq_head & SQ_MASK];
 			o->sq_head++;
 			done++;

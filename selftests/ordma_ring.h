@@ -64,6 +64,7 @@ static inline int uring_init(struct uring *r, int fd, __u32 sq, __u32 cq)
 	if (r->cq_map == MAP_FAILED) {
 		ret = -errno;
 		munmap(r->sq_map, r->p.out_sq_size);
+		r->sq_map = NULL;
 		return ret;
 	}
 	/*

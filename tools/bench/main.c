@@ -292,31 +292,34 @@ static void pick_dev(struct bench *b)
 
 static size_t parse_size(const char *s)
 {
+	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
 
+	errno = 0;
+	v = strtoull(s, &end, 0);
 	switch (*end) {
 	case 'k':
 	case 'K':
-		v <<= 10;
+		shift = 10;
 		end++;
 		break;
 	case 'm':
 	case 'M':
-		v <<= 20;
+		shift = 20;
 		end++;
 		break;
 	case 'g':
 	case 'G':
-		v <<= 30;
+		shift = 30;
 		end++;
 		break;
 	}
 	if (!strcmp(end, "iB") || !strcmp(end, "B"))
 		end += strlen(end);
-	if (*end || !v)
+	if (*end || !v || errno || strchr(s, '-') || v > (SIZE_MAX >> shift))
 		bench_die("bad size '%s'", s);
-	return v;
+	return (size_t)v << shift;
 }
 
 static void add_size(struct bench *b, size_t v)

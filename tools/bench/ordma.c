@@ -317,8 +317,10 @@ static int tput_loop(struct tput *t, int recv)
 			struct ordma_sqe *sqe = ordma_get_sqe(t->o);
 			unsigned char *p = t->bufs[c * t->depth + d];
 
-			if (!sqe)
+			if (!sqe) {
+				free(issued);
 				return -EBUSY;
+			}
 			if (recv)
 				ordma_prep_recv(sqe, t->chans[c], p, t->len,
 						(uint64_t)c << 32 | d);

@@ -822,6 +822,10 @@ void bench_verbs_teardown(struct bench *b)
 			ibv_dereg_mr(v->pre_mr);
 		if (v->bnc_mr)
 			ibv_dereg_mr(v->bnc_mr);
+		if (v->pre)
+			munmap(v->pre, b->max_len);
+		if (v->bnc)
+			munmap(v->bnc, b->max_len);
 		if (v->cmsg_mr)
 			ibv_dereg_mr(v->cmsg_mr);
 		if (v->cq)
