@@ -390,7 +390,9 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (iters < 1 || msgs < 1 || msg_size < 8)
+	/* Rates average 4 rounds; buffers are WINDOW and 2 * RX_DEPTH slots. */
+	if (iters < 1 || msgs < 4 || msg_size < 8 || msg_size > ORDMA_MAX_LEN ||
+	    msg_size > SIZE_MAX / (2 * RX_DEPTH + WINDOW))
 		return 2;
 	if (pipe(pfd))
 		die("pipe", errno);
