@@ -29,10 +29,11 @@
  *   DEREG    on chan->reg_todo         worker gave it back; deregister
  *
  * chan->lock protects the queue links, @state while the segment is on a
- * queue, @abandoned and chan->nsegs (the worker, the only one to add
+ * queue, @abandoned and chan->nsegs. The worker, the only one to add
  * segments, may peek at nsegs and at the state of its own segments without
- * it: a stale value only delays using a segment); chan->segs lists every live segment
- * (lock) so ordma_mr_flush() finds them all once both workers are stopped.
+ * it (READ_ONCE; writers use WRITE_ONCE): a stale value only delays using a
+ * segment. chan->segs lists every live segment (lock) so ordma_mr_flush()
+ * finds them all once both workers are stopped.
  * The worker may give up a segment it has not got back yet (the copy path
  * overtook it): it sets @abandoned and reg_work gives it back itself.
  */
