@@ -1409,8 +1409,12 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_unlock_irq(&chan->lock);
 	progress = !list_empty(&done) || !list_empty(&sub);
 
-	ordma_xfer_reap(chan, &done, true, mm_ok);
+	/*
+	 * Operations first: a message that arrived after an operation was
+	 * submitted (an offer for the SEND, say) finds it queued.
+	 */
 	ordma_xfer_take_submitted(chan, &sub);
+	ordma_xfer_reap(chan, &done, true, mm_ok);
 
 	spin_lock_irq(&chan->lock);
 	phase = chan->phase;
