@@ -961,7 +961,12 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		   copy_from_user(hdr + 1,
 				  u64_to_user_ptr(op->addr + op->posted), n)) {
 		op->res = -EFAULT;
-		if (op->posted && !write)
+		/*
+		 * A buffer that faulted aborts the message. Without the mm the
+		 * owner is exiting: its channels close, and the peer's receive
+		 * fails with ENOTCONN, not with an abort.
+		 */
+		if (op->posted && !write && mm_ok)
 			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
 					 -EFAULT, NULL);
 		op->posted = op->len;	/* nothing more goes out */
