@@ -132,7 +132,22 @@ static int hostile_connect(FIXTURE_DATA(proto) *self, uint8_t version)
 	return next_event(self->ec);
 }
 
-/* Send @len bytes of self->buf as one message; wait for its completion. */
+/* Post receive buffer @k: 1 KiB of self->buf at 1024 * k (0 is for sending). */
+static int credit_post_recv(FIXTURE_DATA(proto) *self, int k)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 1024 * k,
+			       .length = 1024, .lkey = self->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(self->id->qp, &wr, &bad);
+}
+
+/*
+ * Send @len bytes of self->buf as one message; wait for its completion.
+ * Messages from ordma arriving meanwhile (its CREDITs, into buffers posted
+ * with credit_post_recv()) give their buffer back.
+ */
 static int hostile_send(FIXTURE_DATA(proto) *self, uint32_t len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .length = len,
@@ -144,9 +159,20 @@ static int hostile_send(FIXTURE_DATA(proto) *self, uint32_t len)
 
 	if (ibv_post_send(self->id->qp, &wr, &bad))
 		return -1;
-	while ((n = ibv_poll_cq(self->cq, 1, &wc)) == 0 && tries++ < 5000)
-		usleep(1000);
-	return n == 1 && wc.status == IBV_WC_SUCCESS ? 0 : -1;
+	while (tries++ < 5000) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
+			return -1;
+		if (n == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.opcode == IBV_WC_SEND)
+			return 0;
+		if (credit_post_recv(self, wc.wr_id))
+			return -1;
+	}
+	return -1;
 }
 
 /* Accept the hostile peer's channel and queue a receive on it. */
@@ -277,16 +303,6 @@ TEST_F(proto, truncated_header_closes_channel)
 
 #define CR_LEN		900	/* a message that fits one 1 KiB receive */
 
-static int credit_post_recv(FIXTURE_DATA(proto) *self, int k)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 1024 * k,
-			       .length = 1024, .lkey = self->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(self->id->qp, &wr, &bad);
-}
-
 /*
  * Wait up to @ms for a message from ordma; header-only ones (its CREDITs)
  * are noted and their buffer posted again. Returns the buffer index of the
@@ -374,35 +390,31 @@ TEST_F(proto, send_waits_for_credit)
 }
 
 /*
- * Send the header in self->buf[0] alone and wait for its completion; ordma's
- * header-only messages arriving meanwhile give their buffer back.
+ * Connect the peer (3 receive buffers posted, no credit granted) and have
+ * ordma SEND message 1 of 64 KiB to it: the message waits for a credit.
+ * Returns ordma's channel id, or -1.
  */
-static int credit_send_hdr(FIXTURE_DATA(proto) *self)
+static int offer_peer_start(FIXTURE_DATA(proto) *self)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
-			       .length = sizeof(struct wire_hdr),
-			       .lkey = self->mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND }, *bad;
-	struct ibv_wc wc;
-	int n, tries = 0;
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .len = 65536 };
+	static unsigned char msg[65536];
+	int k;
 
-	if (ibv_post_send(self->id->qp, &wr, &bad))
+	if (hostile_connect(self, WIRE_VERSION) != RDMA_CM_EVENT_ESTABLISHED)
 		return -1;
-	while (tries++ < 5000) {
-		n = ibv_poll_cq(self->cq, 1, &wc);
-		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
+	for (k = 1; k < 4; k++)
+		if (credit_post_recv(self, k))
 			return -1;
-		if (n == 0) {
-			usleep(1000);
-			continue;
-		}
-		if (wc.opcode == IBV_WC_SEND)
-			return 0;
-		if (credit_post_recv(self, wc.wr_id))
-			return -1;
-	}
-	return -1;
+	if (ioctl(self->fd, ORDMA_IOC_ACCEPT, &a))
+		return -1;
+	s.chan_id = a.out_chan_id;
+	s.addr = (unsigned long)msg;
+	if (ioctl(self->fd, ORDMA_IOC_SUBMIT, &s))
+		return -1;
+	return a.out_chan_id;
 }
 
 /*
@@ -413,21 +425,9 @@ static int credit_send_hdr(FIXTURE_DATA(proto) *self)
 TEST_F(proto, too_many_offers_close_channel)
 {
 	struct wire_hdr *h = (struct wire_hdr *)self->buf;
-	struct ordma_accept a = { .size = sizeof(a),
-				  .listener_id = self->listener };
-	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
-				  .len = 65536 };
-	static unsigned char msg[65536];
 	int k;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	for (k = 1; k < 4; k++)
-		ASSERT_EQ(0, credit_post_recv(self, k));
-	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
-	s.chan_id = a.out_chan_id;
-	s.addr = (unsigned long)msg;
-	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	ASSERT_LE(0, offer_peer_start(self));
 	for (k = 0; k < 9; k++) {
 		memset(h, 0, sizeof(*h));
 		h->version = WIRE_VERSION;
@@ -437,7 +437,7 @@ TEST_F(proto, too_many_offers_close_channel)
 		h->total_len = 4096;
 		h->base = 0x10000 + 4096 * k;
 		h->token = 0x1234;
-		ASSERT_EQ(0, credit_send_hdr(self));
+		ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
 	}
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 }
@@ -450,22 +450,11 @@ TEST_F(proto, too_many_offers_close_channel)
 TEST_F(proto, write_into_bad_offer_fails_send)
 {
 	struct wire_hdr *h = (struct wire_hdr *)self->buf;
-	struct ordma_accept a = { .size = sizeof(a),
-				  .listener_id = self->listener };
-	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
-				  .len = 65536 };
 	struct ordma_chan_info ci = { .size = sizeof(ci) };
-	static unsigned char msg[65536];
-	int k;
+	int chan;
 
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	for (k = 1; k < 4; k++)
-		ASSERT_EQ(0, credit_post_recv(self, k));
-	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
-	s.chan_id = a.out_chan_id;
-	s.addr = (unsigned long)msg;
-	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	chan = offer_peer_start(self);
+	ASSERT_LE(0, chan);
 	memset(h, 0, sizeof(*h));
 	h->version = WIRE_VERSION;
 	h->opcode = WIRE_PLACE;
@@ -473,15 +462,15 @@ TEST_F(proto, write_into_bad_offer_fails_send)
 	h->total_len = 65536;
 	h->base = 0x10000;
 	h->token = 0x1234;	/* no such key */
-	ASSERT_EQ(0, credit_send_hdr(self));
+	ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
 	memset(h, 0, sizeof(*h));
 	h->version = WIRE_VERSION;
 	h->opcode = WIRE_CREDIT;
 	h->credits = 2;
-	ASSERT_EQ(0, credit_send_hdr(self));
+	ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
 	EXPECT_EQ(-EIO, wait_res(self->fd));
 	/* The failed WRITE itself closed the channel. */
-	ci.chan_id = a.out_chan_id;
+	ci.chan_id = chan;
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_CHAN_INFO, &ci));
 	EXPECT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
 }
