@@ -102,9 +102,11 @@ static struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	kref_get(&ofile->kref);
 	chan->ofile = ofile;
 	mutex_init(&chan->teardown);
+	mutex_init(&chan->run);
 	spin_lock_init(&chan->lock);
 	chan->phase = ORDMA_PHASE_CONNECTING;
 	INIT_LIST_HEAD(&chan->submitted);
+	INIT_LIST_HEAD(&chan->run_node);
 	INIT_LIST_HEAD(&chan->done);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->pending_node);
@@ -430,6 +432,9 @@ err_chan:
 	chan->closing = true;
 	spin_unlock_irq(&chan->lock);
 	cancel_work_sync(&chan->work);
+	/* And a submitter running the data path (ordma_chan_run_inline). */
+	mutex_lock(&chan->run);
+	mutex_unlock(&chan->run);
 	cancel_work_sync(&chan->reg_work);
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
@@ -506,6 +511,9 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
 	cancel_work_sync(&chan->work);
+	/* And a submitter running the data path (ordma_chan_run_inline). */
+	mutex_lock(&chan->run);
+	mutex_unlock(&chan->run);
 	cancel_work_sync(&chan->reg_work);
 	/* A connect() still waiting (device removal) stops waiting. */
 	if (!completion_done(&chan->connected)) {

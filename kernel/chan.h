@@ -93,7 +93,12 @@ enum ordma_chan_phase {
  * @cm_id: the RDMA CM id
  * @qp: the RC QP
  * @cq: send and receive completions
- * @work: the worker, the only code that touches the worker-owned fields
+ * @work: the worker
+ * @run: held by whoever runs the data path, the worker or a submitter
+ *	(ordma_chan_run_inline()); the fields marked "worker" are touched
+ *	only under it
+ * @run_node: on the file's runq, waiting for a task in ordma_file_wait()
+ *	(ofile->run_lock)
  * @teardown: serialises ordma_chan_close(); held while destroying
  * @lock: protects the fields marked "lock"
  * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
@@ -171,6 +176,8 @@ struct ordma_chan {
 	struct ib_cq *cq;
 	struct work_struct work;
 	struct mutex teardown;		/* serialises ordma_chan_close() */
+	struct mutex run;		/* held while running the data path */
+	struct list_head run_node;	/* ofile->run_lock */
 
 	spinlock_t lock;		/* see the top of chan.c */
 	enum ordma_chan_phase phase;	/* lock */

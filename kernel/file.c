@@ -44,6 +44,8 @@ struct ordma_file *ordma_file_alloc(void)
 	INIT_LIST_HEAD(&ofile->cq);
 	init_waitqueue_head(&ofile->cq_wait);
 	kref_init(&ofile->kref);
+	spin_lock_init(&ofile->run_lock);
+	INIT_LIST_HEAD(&ofile->runq);
 	return ofile;
 }
 

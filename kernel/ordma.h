@@ -186,6 +186,11 @@ extern struct ib_client ordma_client;
  *	made them (set once under @cq_lock, see ring.c); with rings, @cq holds
  *	the completions the full CQ ring could not take yet
  * @kref: the file and every channel of it hold a reference
+ * @run_lock: protects @runq and @runners (irqsave: kicks come from
+ *	completion handlers)
+ * @runq: channels kicked while a task of the owner waited for completions;
+ *	each entry holds a channel reference (see ordma_file_wait())
+ * @runners: tasks of the owner in ordma_file_wait()
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
  */
@@ -201,6 +206,9 @@ struct ordma_file {
 	wait_queue_head_t cq_wait;
 	struct ordma_ring *ring;	/* cq_lock; see above */
 	struct kref kref;
+	spinlock_t run_lock;		/* runq, runners */
+	struct list_head runq;		/* run_lock */
+	unsigned int runners;		/* run_lock */
 };
 
 /**
@@ -287,6 +295,11 @@ int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 		       u32 access, u64 *uaddr);
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 			   bool write);
+
+/* xfer.c */
+long ordma_file_wait(struct ordma_file *ofile,
+		     bool (*done)(struct ordma_file *ofile, void *arg),
+		     void *arg, long timeout);
 
 /* ring.c */
 struct ordma_ring;

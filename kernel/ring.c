@@ -371,6 +371,11 @@ out:
 	return n ? n : ret;
 }
 
+static bool ordma_ring_has(struct ordma_file *ofile, void *want)
+{
+	return ordma_ring_ready(ofile, ordma_file_ring(ofile)) >= *(u32 *)want;
+}
+
 /**
  * ordma_ring_enter() - ORDMA_IOC_RING_ENTER
  * @ofile: the file
@@ -408,9 +413,7 @@ int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
 
 	timeout = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
 		  msecs_to_jiffies(cmd->timeout_ms);
-	left = wait_event_interruptible_timeout(ofile->cq_wait,
-						ordma_ring_ready(ofile, ring) >= want,
-						timeout);
+	left = ordma_file_wait(ofile, ordma_ring_has, &want, timeout);
 	/* Whatever ended the wait, move what waits to the ring. */
 	ordma_ring_flush(ofile, ring);
 	if (n)

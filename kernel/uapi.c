@@ -418,6 +418,11 @@ static int ordma_reap(struct ordma_file *ofile, u64 ucqes, u32 max, u32 *count)
 	return 0;
 }
 
+static bool ordma_cq_has(struct ordma_file *ofile, void *want)
+{
+	return READ_ONCE(ofile->cq_len) >= *(u32 *)want;
+}
+
 static int ordma_ioc_wait(struct ordma_file *ofile, void *arg)
 {
 	struct ordma_wait *cmd = arg;
@@ -436,9 +441,7 @@ static int ordma_ioc_wait(struct ordma_file *ofile, void *arg)
 	if (!(cmd->flags & ORDMA_F_NONBLOCK)) {
 		timeout = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
 			  msecs_to_jiffies(cmd->timeout_ms);
-		left = wait_event_interruptible_timeout
-			(ofile->cq_wait, READ_ONCE(ofile->cq_len) >= want,
-			 timeout);
+		left = ordma_file_wait(ofile, ordma_cq_has, &want, timeout);
 		if (left < 0)
 			return -EINTR;
 	}

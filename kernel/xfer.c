@@ -6,10 +6,13 @@
  *
  * One worker per channel (chan->work on ordma_wq) does all of it, with the
  * owning process's mm adopted (kthread_use_mm), so user copies happen in a
- * kernel thread on the process's behalf. Ioctls and completion handlers only
- * append to chan->submitted and chan->done under chan->lock and kick the
- * worker; everything else in struct ordma_chan marked "worker" is touched by
- * the worker alone (or by ordma_xfer_flush() once the worker is stopped).
+ * kernel thread on the process's behalf. Completion handlers only append to
+ * chan->done under chan->lock and kick the worker. A submission appends to
+ * chan->submitted and then runs a few passes itself, in the owner's task,
+ * when the worker is idle (ordma_chan_run_inline): that saves waking the
+ * worker for every operation. Everything in struct ordma_chan marked
+ * "worker" is touched only under chan->run, by the worker or such a
+ * submitter (or by ordma_xfer_flush() once both are stopped).
  *
  * Some reads are lockless on purpose: the pool's quota and free count
  * (READ_ONCE, a heuristic for ring sizes) and chan->phase in accept's scan
@@ -31,6 +34,7 @@
  */
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/kthread.h>
 #include <linux/uaccess.h>
 #include <linux/ktime.h>
@@ -94,13 +98,8 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	chan->next_msg_id = 1;
 }
 
-/**
- * ordma_chan_kick() - make the worker run
- * @chan: the channel
- *
- * Any context. Does nothing once ordma_chan_close() stopped the worker.
- */
-void ordma_chan_kick(struct ordma_chan *chan)
+/* Wake the worker, unless ordma_chan_close() stopped it. Any context. */
+static void ordma_chan_queue(struct ordma_chan *chan)
 {
 	unsigned long flags;
 
@@ -108,6 +107,42 @@ void ordma_chan_kick(struct ordma_chan *chan)
 	if (!chan->closing)
 		queue_work(ordma_wq, &chan->work);
 	spin_unlock_irqrestore(&chan->lock, flags);
+}
+
+/*
+ * Hand @chan to a task of the owner waiting in ordma_file_wait(), if there
+ * is one: it runs the passes itself. Any context.
+ */
+static bool ordma_file_take_kick(struct ordma_file *ofile,
+				 struct ordma_chan *chan)
+{
+	unsigned long flags;
+	bool taken;
+
+	spin_lock_irqsave(&ofile->run_lock, flags);
+	taken = ofile->runners;
+	if (taken && list_empty(&chan->run_node)) {
+		ordma_chan_get(chan);
+		list_add_tail(&chan->run_node, &ofile->runq);
+	}
+	spin_unlock_irqrestore(&ofile->run_lock, flags);
+	if (taken)
+		wake_up_all(&ofile->cq_wait);
+	return taken;
+}
+
+/**
+ * ordma_chan_kick() - make the data path run
+ * @chan: the channel
+ *
+ * Any context. A task of the owner waiting for completions runs it if there
+ * is one, else the worker does. Does nothing once ordma_chan_close() stopped
+ * both.
+ */
+void ordma_chan_kick(struct ordma_chan *chan)
+{
+	if (!ordma_file_take_kick(chan->ofile, chan))
+		ordma_chan_queue(chan);
 }
 
 /* Completion handler of every work request: hand the chunk to the worker. */
@@ -966,7 +1001,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		 * owner is exiting: its channels close, and the peer's receive
 		 * fails with ENOTCONN, not with an abort.
 		 */
-		if (op->posted && !write && mm_ok)
+		if (op->posted && !write && mm_ok &&
+		    !fatal_signal_pending(current))
 			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
 					 -EFAULT, NULL);
 		op->posted = op->len;	/* nothing more goes out */
@@ -1463,12 +1499,121 @@ void ordma_chan_work(struct work_struct *work)
 
 	if (mm_ok)
 		kthread_use_mm(mm);
+	mutex_lock(&chan->run);
 	while (ordma_xfer_step(chan, mm_ok))
 		cond_resched();
+	mutex_unlock(&chan->run);
 	if (mm_ok) {
 		kthread_unuse_mm(mm);
 		mmput(mm);
 	}
+}
+
+/*
+ * Passes an operation's submitter runs itself before it leaves the rest to
+ * the worker: one takes the operation and posts what credits and chunks
+ * allow, the next usually finds nothing to do.
+ */
+#define ORDMA_INLINE_PASSES	4
+
+/*
+ * Run the data path in a task of the owner (its mm is the file's), instead
+ * of waking the worker: the submitter of an operation, so that a small
+ * transfer is on the wire before the ioctl returns, and a task waiting for
+ * completions (ordma_file_wait()), so that the completion it waits for is
+ * posted without a detour through the worker. The worker takes over if it
+ * holds chan->run already and when passes are left over.
+ */
+static void ordma_chan_run_inline(struct ordma_chan *chan)
+{
+	unsigned int passes = ORDMA_INLINE_PASSES;
+	bool more = true;
+
+	if (fatal_signal_pending(current) || !mutex_trylock(&chan->run)) {
+		ordma_chan_queue(chan);
+		return;
+	}
+	/* ordma_chan_close() sets closing, then waits for chan->run. */
+	spin_lock_irq(&chan->lock);
+	if (chan->closing)
+		more = false;
+	spin_unlock_irq(&chan->lock);
+	while (more && passes--)
+		more = ordma_xfer_step(chan, true);
+	mutex_unlock(&chan->run);
+	if (more)
+		ordma_chan_queue(chan);
+}
+
+static struct ordma_chan *ordma_file_next_kicked(struct ordma_file *ofile)
+{
+	struct ordma_chan *chan;
+
+	spin_lock_irq(&ofile->run_lock);
+	chan = list_first_entry_or_null(&ofile->runq, struct ordma_chan,
+					run_node);
+	if (chan)
+		list_del_init(&chan->run_node);
+	spin_unlock_irq(&ofile->run_lock);
+	return chan;
+}
+
+static bool ordma_file_kicked(struct ordma_file *ofile)
+{
+	return !list_empty_careful(&ofile->runq);
+}
+
+/**
+ * ordma_file_wait() - wait for completions, running the data path meanwhile
+ * @ofile: the file
+ * @done: true when the wait is over; called without locks
+ * @arg: for @done
+ * @timeout: in jiffies, or MAX_SCHEDULE_TIMEOUT
+ *
+ * A task of the owner becomes a runner while it waits: kicks of the file's
+ * channels (completions, mostly) come to it instead of waking the workers,
+ * and it runs their passes between sleeps. When the last runner stops
+ * waiting, channels kicked meanwhile go to their workers.
+ *
+ * Return: as wait_event_interruptible_timeout(): -ERESTARTSYS, 0 if the time
+ * ran out, else the jiffies left.
+ */
+long ordma_file_wait(struct ordma_file *ofile,
+		     bool (*done)(struct ordma_file *ofile, void *arg),
+		     void *arg, long timeout)
+{
+	bool runner = current->mm == ofile->mm;
+	struct ordma_chan *chan;
+	long left = timeout;
+	bool last;
+
+	if (!runner)
+		return wait_event_interruptible_timeout(ofile->cq_wait,
+							done(ofile, arg),
+							timeout);
+	spin_lock_irq(&ofile->run_lock);
+	ofile->runners++;
+	spin_unlock_irq(&ofile->run_lock);
+	for (;;) {
+		left = wait_event_interruptible_timeout
+			(ofile->cq_wait,
+			 done(ofile, arg) || ordma_file_kicked(ofile), left);
+		while ((chan = ordma_file_next_kicked(ofile))) {
+			ordma_chan_run_inline(chan);
+			ordma_chan_put(chan);
+		}
+		if (left <= 0 || done(ofile, arg))
+			break;
+	}
+	spin_lock_irq(&ofile->run_lock);
+	last = !--ofile->runners;
+	spin_unlock_irq(&ofile->run_lock);
+	/* Kicks from now on wake the workers; these came before. */
+	while (last && (chan = ordma_file_next_kicked(ofile))) {
+		ordma_chan_queue(chan);
+		ordma_chan_put(chan);
+	}
+	return left;
 }
 
 /*
@@ -1541,6 +1686,6 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	}
 	spin_unlock_irqrestore(&chan->lock, flags);
 	if (!ret)
-		ordma_chan_kick(chan);
+		ordma_chan_run_inline(chan);
 	return ret;
 }
