@@ -93,6 +93,9 @@ int ordma_dev_add(struct ib_device *ibdev)
 	INIT_LIST_HEAD(&odev->chans);
 	spin_lock_init(&odev->model_lock);
 	ordma_model_init(&odev->model);
+	/* Soft-RoCE and soft iWARP move packets with the host's CPUs. */
+	odev->model.cpu_wire = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+			       ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	odev->mode = ORDMA_MODE_AUTO;
 
 	odev->pd = ib_alloc_pd(ibdev, 0);

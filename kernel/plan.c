@@ -62,6 +62,14 @@
  * Nothing can be registered when seg_cap is below one page: every mode then
  * copies.
  *
+ * A device whose wire is work of the host's CPUs (cpu_wire: Soft-RoCE and
+ * soft iWARP, whose packet work runs on the same cores as the copies and
+ * registrations) has no idle resource to hide anything behind: copying and
+ * registering delay the wire by their own time. Its estimates add up,
+ * c * (cp + w) + sum_k (R(s_k) + s_k * w) + d, and AUTO takes the cheaper of
+ * all copy and ZEROCOPY: a split is never cheaper than both, since the cost
+ * is linear in c apart from one fixed r0 per segment.
+ *
  * Cost of planning: an estimate walks at most ~64 segments (equal ones in
  * closed form, however long the buffer), and OVERLAP tries one first
  * segment per power of two with a binary search over the prefix: a few
@@ -206,6 +214,7 @@ void ordma_model_init(struct ordma_model *m)
 	m->wr_ns = 30000;
 	for (i = 0; i < ORDMA_MODEL_NR; i++)
 		m->samples[i] = 0;
+	m->cpu_wire = false;
 }
 
 /*
@@ -409,6 +418,39 @@ struct plan_walk {
 };
 
 /*
+ * plan_walk() for a cpu_wire device: every cost adds up. Once segments reach
+ * seg_max, q equal ones at once.
+ */
+static void plan_walk_serial(const struct ordma_model *m, u64 addr, u64 len,
+			     const struct ordma_plan *p, unsigned int shift,
+			     struct plan_walk *res)
+{
+	u64 c = min(p->copy_len, len), t, off, page, top, s, q;
+	unsigned int k = 0;
+
+	if (!p->seg_first || plan_wraps(addr, len, shift))
+		c = len;
+	t = plan_add(plan_mul(c, m->copy_ps_byte),
+		     plan_mul(len, m->wire_ps_byte));
+	page = 1ULL << min(shift, ORDMA_PLAN_MAX_SHIFT);
+	top = plan_seg_span(p, 64, page);
+	for (off = c; off < len; k++) {
+		if (k && plan_seg_span(p, k, page) == top && len - off > top) {
+			q = div64_u64(len - off, top);
+			t = plan_add(t, plan_mul(q, plan_reg_ps(m, top >> shift)));
+			off += q * top;
+			continue;
+		}
+		s = ordma_plan_seg_len(p, addr, len, off, k, shift);
+		t = plan_add(t, plan_reg_ps(m, plan_pages(addr, off, off + s,
+							  shift)));
+		off += s;
+	}
+	res->end_ps = plan_add(t, plan_ps(m->wr_ns));
+	res->need_ps = 0;
+}
+
+/*
  * Follow the model of the header comment segment by segment. Once segments
  * reach seg_max, q equal ones at once: with R and S = s * w for each,
  * starting from W and T,
@@ -425,6 +467,10 @@ static void plan_walk(const struct ordma_model *m, u64 addr, u64 len,
 	u64 c = min(p->copy_len, len), off, page, top, s, q, r, sw;
 	unsigned int k = 0;
 
+	if (m->cpu_wire) {
+		plan_walk_serial(m, addr, len, p, shift, res);
+		return;
+	}
 	if (!p->seg_first || plan_wraps(addr, len, shift))
 		c = len;
 	wire = plan_mul(c, plan_copy_ps(m));
@@ -609,6 +655,11 @@ static void plan_auto(const struct ordma_model *m, const struct plan_geo *g,
 	copy_ps = plan_estimate_ps(m, g, p);
 	plan_zerocopy(g, &zc);
 	zc_ps = plan_estimate_ps(m, g, &zc);
+	if (m->cpu_wire) {
+		if (zc_ps < copy_ps)
+			*p = zc;
+		return;
+	}
 	ov_ps = plan_overlap(m, g, &ov);
 	if (ov_ps <= min(copy_ps, zc_ps))
 		*p = ov;

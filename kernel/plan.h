@@ -47,6 +47,7 @@ struct ordma_model {
 	u64 wire_ps_byte;	/* 1/Bw: device wire, ps per byte */
 	u64 wr_ns;		/* d : post + complete one work request, ns */
 	u32 samples[ORDMA_MODEL_NR];	/* samples seen by each field */
+	bool cpu_wire;		/* the wire is work of the host's CPUs */
 };
 
 /* One second per event, one millisecond per byte: beyond any device. */

@@ -118,6 +118,7 @@ ORDMA_MODEL_SHOW(reg_ns);
 ORDMA_MODEL_SHOW(copy_ps_byte);
 ORDMA_MODEL_SHOW(wire_ps_byte);
 ORDMA_MODEL_SHOW(wr_ns);
+ORDMA_MODEL_SHOW(cpu_wire);
 
 static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
@@ -180,6 +181,7 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_model_copy_ps_byte.attr,
 	&dev_attr_model_wire_ps_byte.attr,
 	&dev_attr_model_wr_ns.attr,
+	&dev_attr_model_cpu_wire.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(ordma_dev);

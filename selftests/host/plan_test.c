@@ -498,6 +498,49 @@ TEST(real_nic_overlap_wins)
 	}
 }
 
+/*
+ * Soft-RoCE: the wire is CPU work, so nothing overlaps. AUTO copies small
+ * buffers whole and registers large ones whole, switching where copying
+ * costs one registration (n * cp = R(n)), and never splits.
+ */
+TEST(cpu_wire_copies_or_registers)
+{
+	struct ordma_model m = {
+		.pin_ns_page = 400, .reg_ns = 112000, .copy_ps_byte = 545,
+		.wire_ps_byte = 11000, .wr_ns = 30000, .cpu_wire = true,
+	};
+	struct row r = { .addr = BASE, .cap = 2 * MIB, .shift = SHIFT };
+	struct ordma_plan p, copy, zc;
+	u64 len, cross;
+
+	/* n * cp = r0 + n * p / PAGE */
+	cross = m.reg_ns * 1000 / (m.copy_ps_byte - m.pin_ns_page * 1000 / PG);
+	for (len = 4096; len <= 64 * MIB; len <<= 1) {
+		r.len = len;
+		plan(&m, ORDMA_MODE_AUTO, &r, &p);
+		plan(&m, ORDMA_MODE_COPY, &r, &copy);
+		plan(&m, ORDMA_MODE_ZEROCOPY, &r, &zc);
+		if (len < cross / 2)
+			ASSERT_EQ(len, p.copy_len) TH_LOG(ROW_FMT, ROW_ARGS(&r, &p));
+		if (len > cross * 2)
+			ASSERT_EQ(0ULL, p.copy_len) TH_LOG(ROW_FMT, ROW_ARGS(&r, &p));
+		ASSERT_TRUE(p.copy_len == 0 || p.copy_len == len)
+			TH_LOG(ROW_FMT, ROW_ARGS(&r, &p));
+		/* the costs add up */
+		ASSERT_EQ((u64)ns_of(len, m.copy_ps_byte + m.wire_ps_byte) + m.wr_ns,
+			  estimate(&m, &r, &copy));
+		ASSERT_LE(min(estimate(&m, &r, &copy), estimate(&m, &r, &zc)),
+			  estimate(&m, &r, &p));
+		ASSERT_GE(min(estimate(&m, &r, &copy), estimate(&m, &r, &zc)),
+			  estimate(&m, &r, &p));
+	}
+	/* one segment of 2 MiB: r0 + 512 pages, and the wire */
+	r.len = 2 * MIB;
+	plan(&m, ORDMA_MODE_ZEROCOPY, &r, &zc);
+	ASSERT_EQ(m.reg_ns + 512 * m.pin_ns_page +
+		  (u64)ns_of(r.len, m.wire_ps_byte) + m.wr_ns, estimate(&m, &r, &zc));
+}
+
 /* xorshift64: the same pseudo-random rows on every run. */
 static u64 rnd_state = 0x9e3779b97f4a7c15ULL;
 
@@ -538,6 +581,7 @@ TEST(random_rows)
 		m.copy_ps_byte = rnd_bits(20);
 		m.wire_ps_byte = rnd_bits(20);
 		m.wr_ns = rnd_bits(30);
+		m.cpu_wire = rnd() & 1;
 		r.shift = shifts[rnd() % ARRAY_SIZE(shifts)];
 		r.addr = BASE + rnd_bits(24);
 		r.len = rnd_bits(31);
