@@ -49,6 +49,8 @@ enum ordma_seg_state {
  * @len: length of the range
  * @write: a destination: registered for the peer's RDMA WRITE
  * @msg_id: the message it receives (destination, worker)
+ * @buf_len: length of the receive buffer it is part of (destination,
+ *	worker)
  * @offered: a PLACE for it was queued (destination, worker)
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it,
  *	and where it is read without the lock
@@ -68,6 +70,7 @@ struct ordma_seg {
 	u64 len;
 	bool write;
 	u64 msg_id;
+	u64 buf_len;
 	bool offered;
 	enum ordma_seg_state state;
 	bool abandoned;
@@ -143,7 +146,9 @@ enum ordma_chan_phase {
  * @remote_reads: READ_REQ chunks being served (worker)
  * @ctrl: header-only messages to send: acks and read requests (worker)
  * @next_op_id: ids of one-sided operations (worker)
- * @next_msg_id: ids of our messages, from 1 (worker)
+ * @next_msg_id: id of our next message to start, from 1 (worker)
+ * @tx_early: offers for messages we have not started yet (worker)
+ * @rx_msg_last: id of the peer's message we last started receiving (worker)
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -221,6 +226,8 @@ struct ordma_chan {
 	struct list_head ctrl;
 	u64 next_op_id;
 	u64 next_msg_id;
+	struct list_head tx_early;
+	u64 rx_msg_last;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;

@@ -252,7 +252,9 @@ struct ordma_window {
  * @seg_max: largest segment (worker)
  * @t_start: when its first byte was posted, ns (worker)
  * @t_wait: since when it waits for a segment, ns, or 0 (worker)
- * @zc_only: mode zerocopy: wait for segments rather than copy (worker)
+ * @zc_only: wait for segments rather than copy: mode zerocopy, or auto
+ *	on a device whose wire is CPU work (worker)
+ * @echoed: a piece of this SEND came back completed (worker)
  * @places: ranges the receiver offered for RDMA WRITE (SEND, worker)
  */
 struct ordma_req {
@@ -279,6 +281,7 @@ struct ordma_req {
 	u64 t_start;
 	u64 t_wait;
 	bool zc_only;
+	bool echoed;
 	struct list_head places;
 };
 

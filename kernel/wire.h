@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 3. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 4. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
@@ -27,13 +27,21 @@
  * ever): slow, never lost. A side whose credit grew past what it last told,
  * with nothing else to send, sends a CREDIT once the peer is down to its
  * last credit or has fewer left than are waiting to be told.
+ *
+ * Version 4 adds early offers. Message ids are consecutive: a sender gives
+ * a message the next id when it sends its first piece (a send that fails
+ * before that uses none), so a receiver knows the id of the message its
+ * next RECV will get and may offer that buffer before anything arrives.
+ * Every PLACE says how long the receive buffer is; a sender uses offers
+ * only for a message that fits it, cut at the message's end, and may then
+ * place the very first piece.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	3
+#define ORDMA_WIRE_VERSION	4
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -49,7 +57,7 @@ struct ordma_wire_cm {
 
 enum ordma_wire_opcode {
 	/* Part of a two-sided message: @total_len, @offset in the message;
-	 * @op_id numbers the sender's messages from 1.
+	 * @op_id numbers the sender's messages from 1, consecutively.
 	 */
 	ORDMA_WIRE_MSG = 1,
 	/* The sender failed the current message; @status says why. */
@@ -65,7 +73,9 @@ enum ordma_wire_opcode {
 	/* Bytes of read @op_id at @offset in the operation, or its @status. */
 	ORDMA_WIRE_READ_RESP,
 	/* Receiver to sender: bytes [@offset, @offset + @total_len) of message
-	 * @op_id may be written at remote address @base with rkey @token.
+	 * @op_id may be written at remote address @base with rkey @token; the
+	 * receive buffer is @status + 1 bytes long. May come before the
+	 * message's first piece (an early offer).
 	 */
 	ORDMA_WIRE_PLACE,
 	/* Sender to receiver: bytes [@offset, @offset + @base) of message
@@ -91,7 +101,7 @@ enum ordma_wire_opcode {
  * @base: start of a one-sided operation in the window
  * @token: window token of a one-sided operation
  * @op_id: the initiator's id of a one-sided operation
- * @status: a positive errno, or 0
+ * @status: a positive errno, or 0 (PLACE: the receive buffer's length - 1)
  * @credits: the sender's receive buffers for payload-class messages, ever
  *	(see above), mod 2^32
  */

@@ -49,13 +49,18 @@ struct ordma_ctrl {
 	struct ordma_wire_hdr hdr;
 };
 
-/* A range of a message the receiver offered for RDMA WRITE. */
+/*
+ * A range of a message the receiver offered for RDMA WRITE; @msg_id and
+ * @buf_len matter while it waits on chan->tx_early for its message.
+ */
 struct ordma_place {
 	struct list_head node;
 	u64 off;
 	u64 len;
 	u64 addr;
 	u32 rkey;
+	u64 msg_id;
+	u64 buf_len;
 };
 
 static void ordma_chan_pool_wake(struct ordma_pool_waiter *w)
@@ -96,6 +101,7 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	chan->write_cqe.done = ordma_write_done;
 	chan->next_op_id = 1;
 	chan->next_msg_id = 1;
+	INIT_LIST_HEAD(&chan->tx_early);
 }
 
 /* Wake the worker, unless ordma_chan_close() stopped it. Any context. */
@@ -387,7 +393,8 @@ static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 	c->hdr.version = ORDMA_WIRE_VERSION;
 	c->hdr.opcode = opcode;
 	c->hdr.op_id = cpu_to_le64(op_id);
-	c->hdr.status = cpu_to_le32(-status);
+	if (status)
+		c->hdr.status = cpu_to_le32(-status);
 	list_add_tail(&c->node, &chan->ctrl);
 }
 
@@ -445,34 +452,87 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 }
 
 /*
- * The receiver offers a range of the message it is receiving: remember it
- * if that message is still going out. An offer for a message that is done
- * (or not ours) is ignored; one that does not fit the message is a
- * protocol error, and so is holding more offers than a receiver has
- * segments (ranges we have sent past are forgotten first).
+ * Take an offer for message @op (started, @op->op_id set) if it fits: the
+ * message must fit the receive buffer, and the range is cut at the end of
+ * the message. Consumes @pl.
  */
-static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
+static void ordma_op_take_place(struct ordma_req *op, struct ordma_place *pl)
 {
-	u64 off = le64_to_cpu(hdr->offset), len = le64_to_cpu(hdr->total_len);
+	if (op->len > pl->buf_len || pl->off >= op->len) {
+		kfree(pl);
+		return;
+	}
+	pl->len = min(pl->len, op->len - pl->off);
+	list_add_tail(&pl->node, &op->places);
+}
+
+/* Offers we hold for @op or for messages not started; ranges sent past go. */
+static u32 ordma_places_prune(struct list_head *places, u64 posted)
+{
 	struct ordma_place *pl, *tmp;
-	struct ordma_req *op;
 	u32 n = 0;
 
-	op = ordma_op_find(&chan->sendq, le64_to_cpu(hdr->op_id));
-	if (!op || op->op != ORDMA_OP_SEND || op->posted >= op->len)
-		return 0;
-	if (!len || off > op->len || len > op->len - off ||
-	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
-		return -EPROTO;
-	list_for_each_entry_safe(pl, tmp, &op->places, node) {
-		if (pl->off + pl->len <= op->posted) {
+	list_for_each_entry_safe(pl, tmp, places, node) {
+		if (pl->off + pl->len <= posted) {
 			list_del(&pl->node);
 			kfree(pl);
 		} else {
 			n++;
 		}
 	}
-	if (n >= 2 * ORDMA_SEG_DEPTH)
+	return n;
+}
+
+/*
+ * Message @op starts: it takes the next message id and the offers that
+ * came early for it; older early offers are stale.
+ */
+static void ordma_tx_start_msg(struct ordma_chan *chan, struct ordma_req *op)
+{
+	struct ordma_place *pl, *tmp;
+
+	op->op_id = chan->next_msg_id++;
+	list_for_each_entry_safe(pl, tmp, &chan->tx_early, node) {
+		if (pl->msg_id > op->op_id)
+			continue;
+		list_del(&pl->node);
+		if (pl->msg_id == op->op_id)
+			ordma_op_take_place(op, pl);
+		else
+			kfree(pl);
+	}
+}
+
+/*
+ * The receiver offers a range of a message's receive buffer: remember it
+ * for that message if it is still going out, or for when it starts (an
+ * early offer, made when the receive was posted). An offer for a message
+ * that is done or does not fit the buffer is ignored; a malformed one is a
+ * protocol error, and so is holding more offers than a receiver has
+ * segments (ranges we have sent past are forgotten first).
+ */
+static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
+{
+	u64 off = le64_to_cpu(hdr->offset), len = le64_to_cpu(hdr->total_len);
+	u64 msg_id = le64_to_cpu(hdr->op_id);
+	struct list_head *places;
+	struct ordma_place *pl;
+	struct ordma_req *op;
+
+	if (!msg_id || !len || off >= ORDMA_MAX_LEN || len > ORDMA_MAX_LEN - off ||
+	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
+		return -EPROTO;
+	if (msg_id >= chan->next_msg_id) {
+		op = NULL;
+		places = &chan->tx_early;
+	} else {
+		op = ordma_op_find(&chan->sendq, msg_id);
+		if (!op || op->op != ORDMA_OP_SEND || op->posted >= op->len)
+			return 0;
+		places = &op->places;
+	}
+	if (ordma_places_prune(places, op ? op->posted : 0) >=
+	    2 * ORDMA_SEG_DEPTH)
 		return -EPROTO;
 	pl = kzalloc(sizeof(*pl), GFP_KERNEL);
 	if (!pl)
@@ -481,7 +541,12 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 	pl->len = len;
 	pl->addr = le64_to_cpu(hdr->base);
 	pl->rkey = le64_to_cpu(hdr->token);
-	list_add_tail(&pl->node, &op->places);
+	pl->msg_id = msg_id;
+	pl->buf_len = (u64)le32_to_cpu(hdr->status) + 1;
+	if (op)
+		ordma_op_take_place(op, pl);
+	else
+		list_add_tail(&pl->node, places);
 	return 0;
 }
 
@@ -623,6 +688,7 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 			return;
 		seg->off = op->seg_next;
 		seg->msg_id = op->op_id;
+		seg->buf_len = op->len;
 		list_add_tail(&seg->op_node, &op->segs);
 		op->seg_next += end - start;
 		op->seg_len = min(op->seg_len * 2, op->seg_max);
@@ -630,12 +696,13 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 }
 
 /*
- * A RECV has matched the head of a message of @total bytes, @first of them
- * in hand: plan its buffer like a send (the planner's copied prefix is what
- * arrives through chunks before registration can help).
+ * Plan a RECV's buffer like a send, for @total bytes of which @first are in
+ * hand: destination segments from the next page boundary past the
+ * planner's copied prefix (what arrives through chunks before registration
+ * can help) and past @first.
  */
-static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
-			  u64 total, u64 first)
+static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
+			       u64 total, u64 first)
 {
 	struct ordma_plan plan;
 	u64 start;
@@ -643,12 +710,68 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 	ordma_op_plan(chan, op, total, &plan);
 	if (!op->seg_len)
 		return;
-	/* Nothing before the next page boundary past what is here already. */
 	start = max(plan.copy_len, first);
 	start = PAGE_ALIGN(op->addr + start) - op->addr;
 	/* Never the bytes before @start, now or when more are asked for. */
 	op->seg_next = min(start, total);
-	ordma_op_ask_segs(chan, op, op->posted, true);
+	ordma_op_ask_segs(chan, op, total, true);
+}
+
+/*
+ * Early offers. The RECV next in line for a message is planned for its
+ * whole buffer before anything arrives, and what it registers is offered
+ * for the message the peer starts next (ids are consecutive): the sender
+ * can then write in place from the first byte, and the registration
+ * overlaps with the sender's. Later passes ask for the segments slots did
+ * not allow yet.
+ */
+static bool ordma_rx_early(struct ordma_chan *chan)
+{
+	struct ordma_req *op;
+
+	list_for_each_entry(op, &chan->recvq, node)
+		if (!op->started)
+			break;
+	if (list_entry_is_head(op, &chan->recvq, node))
+		return false;
+	if (op->planned) {
+		ordma_op_ask_segs(chan, op, op->len, true);
+		return false;
+	}
+	/* A message waiting for it: ordma_recv_progress() plans it. */
+	if (!list_empty(&chan->rx_msgs))
+		return false;
+	op->op_id = chan->rx_msg_last + 1;
+	ordma_rx_plan_from(chan, op, op->len, 0);
+	return true;
+}
+
+/*
+ * A RECV has matched the head of a message of @total bytes, @first of them
+ * in hand. Planned early for that very message, it keeps its segments up
+ * to @total; planned for another id (a peer whose ids skip) it starts over.
+ */
+static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
+			  u64 total, u64 first, u64 msg_id)
+{
+	struct ordma_seg *seg, *tmp;
+
+	if (op->planned && op->op_id != msg_id) {
+		ordma_op_put_segs(chan, op, U64_MAX);
+		op->planned = false;
+	}
+	op->op_id = msg_id;
+	if (!op->planned) {
+		ordma_rx_plan_from(chan, op, total, first);
+		return;
+	}
+	list_for_each_entry_safe_reverse(seg, tmp, &op->segs, op_node) {
+		if (seg->off < total)
+			break;
+		list_del_init(&seg->op_node);
+		ordma_seg_put(chan, seg);
+	}
+	op->seg_next = min(op->seg_next, total);
 }
 
 /* Is [@off, @off + @n) of @op's message inside a range we offered? */
@@ -694,7 +817,10 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		plen = le32_to_cpu(hdr->payload_len);
 		n = placed ? le64_to_cpu(hdr->base) : plen;
 		if (!op->started) {
-			if (off || placed) {
+			/* Only an early offer lets the first piece be placed. */
+			if (off || (placed &&
+				    (!op->planned || op->op_id !=
+				     le64_to_cpu(hdr->op_id)))) {
 				ordma_chan_fail(chan, -EPROTO);
 				return progress;
 			}
@@ -706,8 +832,8 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			}
 			op->started = true;
 			op->posted = total;
-			op->op_id = le64_to_cpu(hdr->op_id);
-			ordma_rx_plan(chan, op, total, n);
+			chan->rx_msg_last = le64_to_cpu(hdr->op_id);
+			ordma_rx_plan(chan, op, total, n, chan->rx_msg_last);
 		}
 		if (off != op->done || total != op->posted || n > total - off ||
 		    le64_to_cpu(hdr->op_id) != op->op_id ||
@@ -844,7 +970,14 @@ static void ordma_tx_plan(struct ordma_chan *chan, struct ordma_req *op)
 
 	op->zc_start = min(plan.copy_len, op->len);
 	op->seg_next = op->seg_len ? op->zc_start : op->len;
-	op->zc_only = mode == ORDMA_MODE_ZEROCOPY;
+	/*
+	 * Where the wire is CPU work, copying while a segment registers
+	 * delays the wire as much as waiting does, and costs the receiver a
+	 * copy too: the planner's zero-copy choice waits.
+	 */
+	op->zc_only = mode == ORDMA_MODE_ZEROCOPY ||
+		      (mode == ORDMA_MODE_AUTO && op->seg_len &&
+		       !op->zc_start && chan->odev->model.cpu_wire);
 }
 
 /* Offer a registered destination segment to the sender. */
@@ -856,6 +989,8 @@ static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
 	req.total_len = cpu_to_le64(seg->len);
 	req.base = cpu_to_le64(seg->mr->iova);
 	req.token = cpu_to_le64(seg->mr->rkey);
+	/* 1 <= buf_len <= ORDMA_MAX_LEN = 2^32 */
+	req.status = cpu_to_le32(seg->buf_len - 1);
 	ordma_ctrl_queue(chan, ORDMA_WIRE_PLACE, seg->msg_id, 0, &req);
 	seg->offered = true;
 }
@@ -973,12 +1108,23 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		ordma_tx_plan(chan, op);
 	ordma_op_ask_segs(chan, op, op->len, false);
 	seg = ordma_tx_source(chan, op, &n);
+	if (!IS_ERR(seg) && !write && !op->op_id)
+		ordma_tx_start_msg(chan, op);
 	if (IS_ERR(seg)) {
 		if (!op->t_wait)
 			op->t_wait = ktime_get_ns();
 		return PTR_ERR(seg);
 	}
 	pl = write ? NULL : ordma_tx_place(op, op->posted);
+	/*
+	 * Zero-copy with no offer: one piece until a piece comes back or an
+	 * offer comes. A receiver planning zero-copy offers its buffer as
+	 * early as it can, and every piece sent ahead of the offer costs it a
+	 * copy; a receiver that copies anyway costs one round trip.
+	 */
+	if (seg && !write && !pl && list_empty(&op->places) && op->inflight &&
+	    !op->echoed)
+		return -EAGAIN;
 	if (pl)
 		n = min(n, pl->off + pl->len - op->posted);
 	/* A placed piece from a segment is one RDMA WRITE of any size. */
@@ -999,12 +1145,18 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		/*
 		 * A buffer that faulted aborts the message. Without the mm the
 		 * owner is exiting: its channels close, and the peer's receive
-		 * fails with ENOTCONN, not with an abort.
+		 * fails with ENOTCONN, not with an abort. A message that faulted
+		 * before its first byte never started: its id is the next one's.
 		 */
 		if (op->posted && !write && mm_ok &&
 		    !fatal_signal_pending(current))
 			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
 					 -EFAULT, NULL);
+		if (!op->posted && !write) {
+			ordma_op_free_places(op);
+			chan->next_msg_id--;
+			op->op_id = 0;
+		}
 		op->posted = op->len;	/* nothing more goes out */
 		return 0;
 	} else if (n >= PAGE_SIZE) {
@@ -1254,8 +1406,10 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 	struct ordma_seg *seg = chunk->seg;
 
 	chan->tx_posted--;
-	if (op)
+	if (op) {
 		op->inflight--;
+		op->echoed = true;
+	}
 	if (chunk->status == IB_WC_SUCCESS) {
 		ordma_tx_sample(chan, chunk, op && !op->inflight ? op : NULL);
 	} else {
@@ -1289,8 +1443,8 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 /*
  * Completed work requests. A message that arrived is dispatched even on a
  * dead channel: bytes the peer sent before it left are still delivered.
- * Only the worker, in the owner's mm, may dispatch (@mm_ok): anywhere else
- * received chunks are just given back.
+ * Only a pass in the owner's mm (@mm_ok: the worker's or a task's of the
+ * owner) may dispatch: anywhere else received chunks are just given back.
  */
 static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *done,
 			    bool dispatch, bool mm_ok)
@@ -1338,7 +1492,6 @@ static void ordma_xfer_take_submitted(struct ordma_chan *chan,
 		case ORDMA_OP_SEND:
 			INIT_LIST_HEAD(&op->segs);
 			INIT_LIST_HEAD(&op->places);
-			op->op_id = chan->next_msg_id++;
 			list_add_tail(&op->node, &chan->sendq);
 			break;
 		case ORDMA_OP_RECV:
@@ -1433,6 +1586,7 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 		list_del(&c->node);
 		kfree(c);
 	}
+	ordma_places_prune(&chan->tx_early, U64_MAX);
 }
 
 /* One pass over everything; true if anything moved. */
@@ -1487,6 +1641,7 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	if (phase != ORDMA_PHASE_ESTABLISHED)
 		return progress;
 	progress |= ordma_recv_progress(chan, mm_ok);
+	progress |= ordma_rx_early(chan);
 	progress |= ordma_tx_progress(chan, mm_ok);
 	return progress;
 }

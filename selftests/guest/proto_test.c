@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 
 /* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	3
+#define WIRE_VERSION	4
 
 struct wire_cm {
 	uint8_t version;
@@ -437,6 +437,7 @@ TEST_F(proto, too_many_offers_close_channel)
 		h->total_len = 4096;
 		h->base = 0x10000 + 4096 * k;
 		h->token = 0x1234;
+		h->status = 0xffffffff;	/* a 4 GiB receive buffer */
 		ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
 	}
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
@@ -462,6 +463,7 @@ TEST_F(proto, write_into_bad_offer_fails_send)
 	h->total_len = 65536;
 	h->base = 0x10000;
 	h->token = 0x1234;	/* no such key */
+	h->status = 0xffffffff;	/* a 4 GiB receive buffer */
 	ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
 	memset(h, 0, sizeof(*h));
 	h->version = WIRE_VERSION;
@@ -712,10 +714,12 @@ static int mode_write(const char *mode)
 }
 
 /*
- * A well-behaved peer: the first piece by SEND, then ordma offers a
- * registered range of the receive buffer; the peer RDMA WRITEs it and says
- * so with MSG_PLACED, and sends the rest. The receive completes with every
- * byte right, and the placed bytes are counted.
+ * A well-behaved peer. ordma offers the receive buffer as soon as the RECV
+ * is posted (an early offer: message 1, from offset 0, with the buffer's
+ * length), before anything was sent. The peer RDMA WRITEs the first piece
+ * into it and says so with MSG_PLACED, sends the next piece through a
+ * chunk, places the rest of the offered range and sends whatever is left.
+ * The receive completes with every byte right, the placed bytes counted.
  */
 TEST_F(proto, peer_writes_into_offered_range)
 {
@@ -724,8 +728,7 @@ TEST_F(proto, peer_writes_into_offered_range)
 	struct place_peer pp;
 	struct wire_hdr offer;
 	unsigned long long placed0, placed1;
-	__u32 chan;
-	size_t i;
+	size_t i, end;
 
 	ASSERT_NE(MAP_FAILED, rbuf);
 	memset(rbuf, 0, PL_LEN);
@@ -734,35 +737,63 @@ TEST_F(proto, peer_writes_into_offered_range)
 	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
 		  hostile_connect(self, WIRE_VERSION));
 	ASSERT_EQ(0, place_peer_init(self, &pp));
-	chan = accept_and_recv(_metadata, self, rbuf, PL_LEN);
-	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
+	accept_and_recv(_metadata, self, rbuf, PL_LEN);
 	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
 	EXPECT_EQ(0, mode_write("auto"));
 	ASSERT_EQ((uint64_t)1, offer.op_id);
-	ASSERT_LE((uint64_t)PL_FIRST, offer.offset);
-	ASSERT_LT((uint64_t)0, offer.total_len);
-	ASSERT_GE((uint64_t)PL_LEN, offer.offset + offer.total_len);
-	ASSERT_EQ((unsigned long)rbuf + offer.offset, offer.base);
-	ASSERT_EQ(0, place_send_range(self, &pp, PL_FIRST, offer.offset));
-	ASSERT_EQ(0, place_write(self, &pp, offer.offset, offer.total_len,
-				 offer.base, (uint32_t)offer.token, 1));
-	ASSERT_EQ(0, place_send_range(self, &pp,
-				      offer.offset + offer.total_len, PL_LEN));
+	ASSERT_EQ((uint64_t)0, offer.offset);
+	ASSERT_EQ((uint32_t)(PL_LEN - 1), offer.status);
+	ASSERT_LT((uint64_t)2 * PL_FIRST, offer.total_len);
+	ASSERT_GE((uint64_t)PL_LEN, offer.total_len);
+	ASSERT_EQ((unsigned long)rbuf, offer.base);
+	end = offer.total_len;
+	ASSERT_EQ(0, place_write(self, &pp, 0, PL_FIRST, offer.base,
+				 (uint32_t)offer.token, 1));
+	ASSERT_EQ(0, place_send_range(self, &pp, PL_FIRST, 2 * PL_FIRST));
+	ASSERT_EQ(0, place_write(self, &pp, 2 * PL_FIRST, end - 2 * PL_FIRST,
+				 offer.base + 2 * PL_FIRST,
+				 (uint32_t)offer.token, 1));
+	ASSERT_EQ(0, place_send_range(self, &pp, end, PL_LEN));
 	ASSERT_EQ(PL_LEN, wait_res(self->fd));
 	for (i = 0; i < PL_LEN; i++)
 		if (rbuf[i] != pl_byte(i))
 			break;
 	ASSERT_EQ((size_t)PL_LEN, i) TH_LOG("first wrong byte at %zu", i);
 	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed1));
-	ASSERT_EQ(offer.total_len, placed1 - placed0);
-	(void)chan;
+	ASSERT_EQ(end - PL_FIRST, placed1 - placed0);
 	place_peer_fini(&pp);
 	munmap(rbuf, PL_LEN);
 }
 
 /*
- * MSG_PLACED for bytes ordma never offered (past the end of the offered
- * range, or for another message): the channel closes with EPROTO.
+ * The first piece placed although nothing was offered for that message
+ * (an offer for message 1 does not cover message 2): EPROTO.
+ */
+TEST_F(proto, placed_first_piece_of_other_message_closes_channel)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct place_peer pp;
+	struct wire_hdr offer;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, rbuf, PL_LEN);
+	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
+	EXPECT_EQ(0, mode_write("auto"));
+	ASSERT_EQ(0, place_write(self, &pp, 0, PL_FIRST, offer.base,
+				 (uint32_t)offer.token, 2));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
+}
+
+/*
+ * MSG_PLACED for bytes ordma offered for another message than the one
+ * the piece names: the channel closes with EPROTO.
  */
 TEST_F(proto, placed_outside_offer_closes_channel)
 {
@@ -777,13 +808,13 @@ TEST_F(proto, placed_outside_offer_closes_channel)
 		  hostile_connect(self, WIRE_VERSION));
 	ASSERT_EQ(0, place_peer_init(self, &pp));
 	accept_and_recv(_metadata, self, rbuf, PL_LEN);
-	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
 	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
 	EXPECT_EQ(0, mode_write("auto"));
-	ASSERT_EQ(0, place_send_range(self, &pp, PL_FIRST, offer.offset));
-	/* One page more than offered, written within the offered range. */
-	ASSERT_EQ(0, place_write(self, &pp, offer.offset, 4096, offer.base,
-				 (uint32_t)offer.token, 2));
+	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
+	/* Within the offered range, but said to be of another message. */
+	ASSERT_EQ(0, place_write(self, &pp, PL_FIRST, 4096,
+				 offer.base + PL_FIRST, (uint32_t)offer.token,
+				 2));
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
 	munmap(rbuf, PL_LEN);
