@@ -21,12 +21,16 @@
  *
  * Locking:
  * - chan->teardown (mutex) serialises ordma_chan_close().
+ * - chan->run (mutex) is held by whoever runs the data path: the worker or
+ *   a task of the owner (xfer.c). Close sets chan->closing, then waits for
+ *   both; ofile->run_lock (spinlock) nests inside chan->lock.
  * - chan->lock (spinlock, taken from softirq: irqsave) protects the phase,
  *   the error and the queues that ioctls and completion handlers feed.
  * - odev->chans_lock (mutex) protects odev->chans and odev->dying.
  * - ordma_listeners_lock (mutex) protects ordma_listeners.
  * - lis->lock (spinlock) protects a listener's pending list and dead flag.
- * Order: chan->teardown, then odev->chans_lock; the spinlocks are innermost.
+ * Order: chan->teardown, then chan->run, then odev->chans_lock; the
+ * spinlocks are innermost.
  */
 #include <linux/slab.h>
 #include <linux/delay.h>
@@ -448,6 +452,7 @@ err_chan:
 		ib_cq_pool_put(chan->cq, ORDMA_CQES);
 	chan->cq = NULL;
 	if (chan->odev) {
+		ordma_pool_cancel_wait(&chan->odev->pool, &chan->pool_waiter);
 		mutex_lock(&chan->odev->chans_lock);
 		if (!list_empty(&chan->dev_node)) {
 			list_del_init(&chan->dev_node);

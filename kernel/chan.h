@@ -90,7 +90,8 @@ enum ordma_chan_phase {
 /**
  * struct ordma_chan - one RC connection between two ordma endpoints
  * @obj: kind and id in the owning file
- * @kref: the file's id, the CM and the worker hold references
+ * @kref: the file's id, the CM, the worker and entries on the file's runq
+ *	hold references
  * @ofile: the owning file (referenced)
  * @odev: the device context (referenced until teardown)
  * @cm_id: the RDMA CM id

@@ -237,7 +237,9 @@ struct ordma_window {
  * @cookie: the caller's cookie
  * @token: window token (WRITE, READ)
  * @offset: offset in the window (WRITE, READ)
- * @op_id: this side's id of the operation on the wire (WRITE, READ)
+ * @op_id: this side's id of the operation on the wire (WRITE, READ), the
+ *	message id of a SEND once started, the expected or received message
+ *	id of a RECV
  * @posted: bytes put on the wire or asked for so far
  * @done: bytes acknowledged, received or copied so far
  * @inflight: chunks of this operation posted and not completed

@@ -117,7 +117,8 @@ static void ordma_chan_queue(struct ordma_chan *chan)
 
 /*
  * Hand @chan to a task of the owner waiting in ordma_file_wait(), if there
- * is one: it runs the passes itself. Any context.
+ * is one: it runs the passes itself. Any context; chan->lock is held and
+ * @chan is not closing, so it holds its file and a reference can be taken.
  */
 static bool ordma_file_take_kick(struct ordma_file *ofile,
 				 struct ordma_chan *chan)
@@ -143,12 +144,17 @@ static bool ordma_file_take_kick(struct ordma_file *ofile,
  *
  * Any context. A task of the owner waiting for completions runs it if there
  * is one, else the worker does. Does nothing once ordma_chan_close() stopped
- * both.
+ * both: a late pool wake-up (the channel is freed after an RCU grace period)
+ * must not reach the file, which may be gone.
  */
 void ordma_chan_kick(struct ordma_chan *chan)
 {
-	if (!ordma_file_take_kick(chan->ofile, chan))
-		ordma_chan_queue(chan);
+	unsigned long flags;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	if (!chan->closing && !ordma_file_take_kick(chan->ofile, chan))
+		queue_work(ordma_wq, &chan->work);
+	spin_unlock_irqrestore(&chan->lock, flags);
 }
 
 /* Completion handler of every work request: hand the chunk to the worker. */
@@ -452,9 +458,9 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 }
 
 /*
- * Take an offer for message @op (started, @op->op_id set) if it fits: the
- * message must fit the receive buffer, and the range is cut at the end of
- * the message. Consumes @pl.
+ * Take an offer for message @op (started, @op->op_id set) if it fits the
+ * receive buffer; pieces never go past the message's end, whatever the
+ * range. Consumes @pl.
  */
 static void ordma_op_take_place(struct ordma_req *op, struct ordma_place *pl)
 {
@@ -462,7 +468,6 @@ static void ordma_op_take_place(struct ordma_req *op, struct ordma_place *pl)
 		kfree(pl);
 		return;
 	}
-	pl->len = min(pl->len, op->len - pl->off);
 	list_add_tail(&pl->node, &op->places);
 }
 
@@ -718,31 +723,43 @@ static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
 }
 
 /*
- * Early offers. The RECV next in line for a message is planned for its
- * whole buffer before anything arrives, and what it registers is offered
- * for the message the peer starts next (ids are consecutive): the sender
- * can then write in place from the first byte, and the registration
- * overlaps with the sender's. Later passes ask for the segments slots did
- * not allow yet.
+ * Early offers. The RECV next in line for a message (the first one not
+ * started, once no message waits for it and the RECV in progress has the
+ * segments it wants) is planned for its whole buffer before anything
+ * arrives, and its first segment is registered and offered for the message
+ * the peer starts next (ids are consecutive): the sender can then write in
+ * place from the first byte, and the registration overlaps with the
+ * sender's.
  */
 static bool ordma_rx_early(struct ordma_chan *chan)
 {
+	struct ordma_plan plan;
 	struct ordma_req *op;
 
-	list_for_each_entry(op, &chan->recvq, node)
+	list_for_each_entry(op, &chan->recvq, node) {
 		if (!op->started)
 			break;
-	if (list_entry_is_head(op, &chan->recvq, node))
-		return false;
-	if (op->planned) {
-		ordma_op_ask_segs(chan, op, op->len, true);
-		return false;
+		/* The message coming in first: its segments first. */
+		if (op->seg_len && op->seg_next < op->posted)
+			return false;
 	}
+	if (list_entry_is_head(op, &chan->recvq, node) || op->planned)
+		return false;
 	/* A message waiting for it: ordma_recv_progress() plans it. */
 	if (!list_empty(&chan->rx_msgs))
 		return false;
 	op->op_id = chan->rx_msg_last + 1;
-	ordma_rx_plan_from(chan, op, op->len, 0);
+	ordma_op_plan(chan, op, op->len, &plan);
+	if (!op->seg_len)
+		return true;
+	op->seg_next = min(PAGE_ALIGN(op->addr + plan.copy_len) - op->addr,
+			   op->len);
+	/*
+	 * The first segment only: the message may be much shorter than the
+	 * buffer. The rest is asked for once its first piece tells its length.
+	 */
+	ordma_op_ask_segs(chan, op, min(op->len, op->seg_next + op->seg_len),
+			  true);
 	return true;
 }
 
@@ -772,6 +789,7 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 		ordma_seg_put(chan, seg);
 	}
 	op->seg_next = min(op->seg_next, total);
+	ordma_op_ask_segs(chan, op, total, true);
 }
 
 /* Is [@off, @off + @n) of @op's message inside a range we offered? */
@@ -1061,7 +1079,8 @@ static struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
 /*
  * Where the next piece of @op comes from: a registered segment (returned,
  * with *n cut to it), or the copy path (NULL). -EAGAIN: wait for a segment
- * (mode zerocopy only; the other modes copy while the segment registers).
+ * (@op->zc_only: mode zerocopy, or auto on a cpu_wire device; otherwise
+ * the copy path goes on while the segment registers).
  */
 static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 					 struct ordma_req *op, u64 *n)
@@ -1092,7 +1111,9 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 
 /*
  * Fill @chunk with the next piece of a SEND or WRITE: 1 if filled, 0 if
- * the operation failed instead, -EAGAIN to wait for a segment.
+ * the operation failed instead, -EAGAIN to wait for a segment, or for the
+ * receiver's offer or the first piece's completion (a kick comes with
+ * either).
  */
 static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			    struct ordma_req *op, bool mm_ok)
@@ -1153,7 +1174,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
 					 -EFAULT, NULL);
 		if (!op->posted && !write) {
-			ordma_op_free_places(op);
+			list_splice_init(&op->places, &chan->tx_early);
 			chan->next_msg_id--;
 			op->op_id = 0;
 		}
@@ -1542,12 +1563,12 @@ static void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
 
 /**
  * ordma_xfer_flush() - fail everything queued on a dead channel
- * @chan: the channel, dead; called by its worker or, once the worker is
- *	stopped, by ordma_chan_close()
+ * @chan: the channel, dead; called by a pass under chan->run or, once the
+ *	worker and the owner's tasks are stopped, by ordma_chan_close()
  * @err: negative errno for the operations
  * @keep_rx: keep the messages that arrived, for later RECVs (the peer left
- *	but the channel is not closed yet); only the worker passes true, and
- *	only it dispatches what completes meanwhile
+ *	but the channel is not closed yet); only a pass in the owner's mm
+ *	passes true, and only it dispatches what completes meanwhile
  *
  * Posted work requests keep their chunks until they complete (flushed);
  * operations that still have chunks posted complete then.
@@ -1700,19 +1721,6 @@ static void ordma_chan_run_inline(struct ordma_chan *chan)
 		ordma_chan_queue(chan);
 }
 
-static struct ordma_chan *ordma_file_next_kicked(struct ordma_file *ofile)
-{
-	struct ordma_chan *chan;
-
-	spin_lock_irq(&ofile->run_lock);
-	chan = list_first_entry_or_null(&ofile->runq, struct ordma_chan,
-					run_node);
-	if (chan)
-		list_del_init(&chan->run_node);
-	spin_unlock_irq(&ofile->run_lock);
-	return chan;
-}
-
 static bool ordma_file_kicked(struct ordma_file *ofile)
 {
 	return !list_empty_careful(&ofile->runq);
@@ -1737,38 +1745,46 @@ long ordma_file_wait(struct ordma_file *ofile,
 		     bool (*done)(struct ordma_file *ofile, void *arg),
 		     void *arg, long timeout)
 {
-	bool runner = current->mm == ofile->mm;
-	struct ordma_chan *chan;
+	unsigned long deadline = jiffies + timeout;
+	bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
+	struct ordma_chan *chan, *tmp;
 	long left = timeout;
-	bool last;
+	LIST_HEAD(mine);
 
-	if (!runner)
+	if (current->mm != ofile->mm)
 		return wait_event_interruptible_timeout(ofile->cq_wait,
 							done(ofile, arg),
 							timeout);
-	spin_lock_irq(&ofile->run_lock);
-	ofile->runners++;
-	spin_unlock_irq(&ofile->run_lock);
 	for (;;) {
+		spin_lock_irq(&ofile->run_lock);
+		ofile->runners++;
+		spin_unlock_irq(&ofile->run_lock);
 		left = wait_event_interruptible_timeout
 			(ofile->cq_wait,
 			 done(ofile, arg) || ordma_file_kicked(ofile), left);
-		while ((chan = ordma_file_next_kicked(ofile))) {
+		/*
+		 * Busy from here on: kicks go to idle runners or the workers,
+		 * and those that came before are ours to run.
+		 */
+		spin_lock_irq(&ofile->run_lock);
+		ofile->runners--;
+		list_splice_init(&ofile->runq, &mine);
+		spin_unlock_irq(&ofile->run_lock);
+		list_for_each_entry_safe(chan, tmp, &mine, run_node) {
+			spin_lock_irq(&ofile->run_lock);
+			list_del_init(&chan->run_node);
+			spin_unlock_irq(&ofile->run_lock);
 			ordma_chan_run_inline(chan);
 			ordma_chan_put(chan);
 		}
-		if (left <= 0 || done(ofile, arg))
-			break;
+		if (left < 0 || done(ofile, arg))
+			return left;
+		if (!forever) {
+			left = (long)(deadline - jiffies);
+			if (left <= 0)
+				return 0;
+		}
 	}
-	spin_lock_irq(&ofile->run_lock);
-	last = !--ofile->runners;
-	spin_unlock_irq(&ofile->run_lock);
-	/* Kicks from now on wake the workers; these came before. */
-	while (last && (chan = ordma_file_next_kicked(ofile))) {
-		ordma_chan_queue(chan);
-		ordma_chan_put(chan);
-	}
-	return left;
 }
 
 /*
@@ -1840,7 +1856,10 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 		list_add_tail(&op->node, &chan->submitted);
 	}
 	spin_unlock_irqrestore(&chan->lock, flags);
-	if (!ret)
+	/* A nonblocking submitter does not wait for a pass either. */
+	if (!ret && nonblock)
+		ordma_chan_kick(chan);
+	else if (!ret)
 		ordma_chan_run_inline(chan);
 	return ret;
 }
