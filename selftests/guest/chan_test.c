@@ -521,6 +521,65 @@ static int settle(int fd, __u32 chan, const struct ordma_chan_info *start,
 }
 
 /*
+ * A WAIT keeps its timeout while the file streams on: the waiting task runs
+ * the channel's passes between its sleeps, and every completion of the
+ * stream kicks it again, but it returns once its time is up.
+ */
+#define STREAM_N	48
+#define STREAM_LEN	(1 * MiB)
+
+static int peer_stream(struct chan_pair *p, void *arg)
+{
+	unsigned char *buf = chan_buf(STREAM_LEN, 0);
+	int i;
+
+	PEER_CHECK(buf);
+	for (i = 0; i < STREAM_N; i++)
+		PEER_EQ(STREAM_LEN, do_recv(p->fd, p->chan[0], buf,
+					    STREAM_LEN));
+	return 0;
+}
+
+TEST_F_TIMEOUT(chan, wait_timeout_kept_while_streaming, 180)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *buf = chan_buf(STREAM_LEN, 0);
+	struct ordma_cqe cqes[STREAM_N];
+	long long t0, took;
+	int i, n, got;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0x5a, STREAM_LEN);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_stream, NULL));
+	for (i = 0; i < STREAM_N; i++)
+		ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_SEND, p->chan[0], buf,
+				     STREAM_LEN, i, 0, 0, 0));
+	/* All of them: far more than rxe moves in 100 ms. */
+	t0 = chan_now_ms();
+	n = xwait_many(p->fd, cqes, STREAM_N, STREAM_N, 100, 0);
+	took = chan_now_ms() - t0;
+	fprintf(stderr, "# a 100 ms WAIT returned after %lld ms, %d done\n",
+		took, n);
+	if (n == -ETIMEDOUT)
+		n = 0;
+	ASSERT_LE(0, n);
+	ASSERT_GT(STREAM_N, n);
+	ASSERT_GT(1500, took) TH_LOG("a 100 ms WAIT took %lld ms", took);
+	for (got = 0; got < n; got++)
+		ASSERT_EQ(STREAM_LEN, cqes[got].res);
+	while (got < STREAM_N) {
+		n = xwait_many(p->fd, cqes, STREAM_N, 1, CHAN_WAIT_MS, 0);
+		ASSERT_LT(0, n);
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(STREAM_LEN, cqes[i].res);
+		got += n;
+	}
+	ASSERT_EQ(0, chan_pair_join(p, 60000));
+	chan_buf_free(buf, STREAM_LEN, 0);
+}
+
+/*
  * The channel's state once it has settled after connect or accept: the
  * receive chunks a channel keeps posted may be taken asynchronously, after
  * CONNECT/ACCEPT returned, so wait until two readings 100 ms apart agree.
