@@ -103,6 +103,8 @@ enum ordma_chan_phase {
  *	only under it
  * @run_node: on the file's runq, waiting for a task in ordma_file_wait()
  *	(ofile->run_lock)
+ * @runner_busy: such a task is running the channel's passes now: kicks
+ *	go to the runq for it to take when done (ofile->run_lock)
  * @teardown: serialises ordma_chan_close(); held while destroying
  * @lock: protects the fields marked "lock"
  * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
@@ -184,6 +186,7 @@ struct ordma_chan {
 	struct mutex teardown;		/* serialises ordma_chan_close() */
 	struct mutex run;		/* held while running the data path */
 	struct list_head run_node;	/* ofile->run_lock */
+	bool runner_busy;		/* ofile->run_lock */
 
 	spinlock_t lock;		/* see the top of chan.c */
 	enum ordma_chan_phase phase;	/* lock */

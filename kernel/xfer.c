@@ -127,7 +127,7 @@ static bool ordma_file_take_kick(struct ordma_file *ofile,
 	bool taken;
 
 	spin_lock_irqsave(&ofile->run_lock, flags);
-	taken = ofile->runners;
+	taken = ofile->runners || chan->runner_busy;
 	if (taken && list_empty(&chan->run_node)) {
 		ordma_chan_get(chan);
 		list_add_tail(&chan->run_node, &ofile->runq);
@@ -1726,6 +1726,48 @@ static bool ordma_file_kicked(struct ordma_file *ofile)
 	return !list_empty_careful(&ofile->runq);
 }
 
+/* A runner runs the passes of channels it took off the runq. */
+static void ordma_file_run_kicked(struct ordma_file *ofile,
+				  struct list_head *mine)
+{
+	struct ordma_chan *chan, *tmp;
+
+	list_for_each_entry_safe(chan, tmp, mine, run_node) {
+		spin_lock_irq(&ofile->run_lock);
+		list_del_init(&chan->run_node);
+		chan->runner_busy = true;
+		spin_unlock_irq(&ofile->run_lock);
+		ordma_chan_run_inline(chan);
+		spin_lock_irq(&ofile->run_lock);
+		chan->runner_busy = false;
+		spin_unlock_irq(&ofile->run_lock);
+		ordma_chan_put(chan);
+	}
+}
+
+/*
+ * A runner leaves: with no runner asleep, what was kicked while it ran
+ * goes to the workers (later kicks find no runner and go there directly).
+ */
+static void ordma_file_hand_off(struct ordma_file *ofile)
+{
+	struct ordma_chan *chan;
+
+	for (;;) {
+		spin_lock_irq(&ofile->run_lock);
+		chan = ofile->runners ? NULL :
+		       list_first_entry_or_null(&ofile->runq,
+						struct ordma_chan, run_node);
+		if (chan)
+			list_del_init(&chan->run_node);
+		spin_unlock_irq(&ofile->run_lock);
+		if (!chan)
+			return;
+		ordma_chan_queue(chan);
+		ordma_chan_put(chan);
+	}
+}
+
 /**
  * ordma_file_wait() - wait for completions, running the data path meanwhile
  * @ofile: the file
@@ -1735,8 +1777,11 @@ static bool ordma_file_kicked(struct ordma_file *ofile)
  *
  * A task of the owner becomes a runner while it waits: kicks of the file's
  * channels (completions, mostly) come to it instead of waking the workers,
- * and it runs their passes between sleeps. When the last runner stops
- * waiting, channels kicked meanwhile go to their workers.
+ * and it runs their passes between sleeps: those kicked before it woke, and
+ * then again those kicked while it ran them. While it runs, kicks of other
+ * channels go to runners asleep or the workers, so a runner held up (a page
+ * fault) holds up only the channel it runs. When it stops waiting with no
+ * runner asleep, what is left goes to the workers.
  *
  * Return: as wait_event_interruptible_timeout(): -ERESTARTSYS, 0 if the time
  * ran out, else the jiffies left.
@@ -1747,7 +1792,6 @@ long ordma_file_wait(struct ordma_file *ofile,
 {
 	unsigned long deadline = jiffies + timeout;
 	bool forever = timeout == MAX_SCHEDULE_TIMEOUT;
-	struct ordma_chan *chan, *tmp;
 	long left = timeout;
 	LIST_HEAD(mine);
 
@@ -1762,29 +1806,24 @@ long ordma_file_wait(struct ordma_file *ofile,
 		left = wait_event_interruptible_timeout
 			(ofile->cq_wait,
 			 done(ofile, arg) || ordma_file_kicked(ofile), left);
-		/*
-		 * Busy from here on: kicks go to idle runners or the workers,
-		 * and those that came before are ours to run.
-		 */
+		/* Busy from here on; what was kicked before is ours. */
 		spin_lock_irq(&ofile->run_lock);
 		ofile->runners--;
 		list_splice_init(&ofile->runq, &mine);
 		spin_unlock_irq(&ofile->run_lock);
-		list_for_each_entry_safe(chan, tmp, &mine, run_node) {
-			spin_lock_irq(&ofile->run_lock);
-			list_del_init(&chan->run_node);
-			spin_unlock_irq(&ofile->run_lock);
-			ordma_chan_run_inline(chan);
-			ordma_chan_put(chan);
-		}
+		ordma_file_run_kicked(ofile, &mine);
 		if (left < 0 || done(ofile, arg))
-			return left;
+			break;
 		if (!forever) {
 			left = (long)(deadline - jiffies);
-			if (left <= 0)
-				return 0;
+			if (left <= 0) {
+				left = 0;
+				break;
+			}
 		}
 	}
+	ordma_file_hand_off(ofile);
+	return left;
 }
 
 /*
