@@ -726,11 +726,13 @@ static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
  * Early offers. The RECV next in line for a message (the first one not
  * started, once no message waits for it and the RECV in progress has the
  * segments it wants) is planned for its whole buffer before anything
- * arrives, and its first segment is registered and offered for the message
- * the peer starts next (ids are consecutive): the sender can then write in
+ * arrives, and its segments up to ORDMA_EARLY_BYTES are registered and
+ * offered for the message the peer starts next (ids are consecutive): the sender can then write in
  * place from the first byte, and the registration overlaps with the
  * sender's.
  */
+#define ORDMA_EARLY_BYTES	(4 << 20)
+
 static bool ordma_rx_early(struct ordma_chan *chan)
 {
 	struct ordma_plan plan;
@@ -755,10 +757,12 @@ static bool ordma_rx_early(struct ordma_chan *chan)
 	op->seg_next = min(PAGE_ALIGN(op->addr + plan.copy_len) - op->addr,
 			   op->len);
 	/*
-	 * The first segment only: the message may be much shorter than the
-	 * buffer. The rest is asked for once its first piece tells its length.
+	 * At most ORDMA_EARLY_BYTES ahead: the message may be much shorter
+	 * than the buffer. The rest is asked for once its first piece tells
+	 * its length.
 	 */
-	ordma_op_ask_segs(chan, op, min(op->len, op->seg_next + op->seg_len),
+	ordma_op_ask_segs(chan, op, op->seg_next +
+			  min(op->len - op->seg_next, (u64)ORDMA_EARLY_BYTES),
 			  true);
 	return true;
 }
@@ -1148,8 +1152,13 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		return -EAGAIN;
 	if (pl)
 		n = min(n, pl->off + pl->len - op->posted);
-	/* A placed piece from a segment is one RDMA WRITE of any size. */
-	if (!pl || !seg)
+	/*
+	 * A placed piece from a segment is one RDMA WRITE of any size, but
+	 * the first piece of a message is at most a chunk's: its header tells
+	 * the receiver the message's length, and with it which segments to
+	 * register next (an early offer covers the first one only).
+	 */
+	if (!pl || !seg || !op->posted)
 		n = min(n, pmax);
 
 	memset(hdr, 0, sizeof(*hdr));
