@@ -714,6 +714,23 @@ static int mode_write(const char *mode)
 }
 
 /*
+ * ordma receives into @rbuf (PL_LEN) in mode zerocopy from a raw peer;
+ * wait for its early offer, taken before anything was sent.
+ */
+static void place_early_offer(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(proto) *self, unsigned char *rbuf,
+			      struct place_peer *pp, struct wire_hdr *offer)
+{
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, pp));
+	accept_and_recv(_metadata, self, rbuf, PL_LEN);
+	ASSERT_EQ(0, place_wait_offer(self, pp, offer));
+	EXPECT_EQ(0, mode_write("auto"));
+}
+
+/*
  * A well-behaved peer. ordma offers the receive buffer as soon as the RECV
  * is posted (an early offer: message 1, from offset 0, with the buffer's
  * length), before anything was sent. The peer RDMA WRITEs the first piece
@@ -733,13 +750,7 @@ TEST_F(proto, peer_writes_into_offered_range)
 	ASSERT_NE(MAP_FAILED, rbuf);
 	memset(rbuf, 0, PL_LEN);
 	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
-	ASSERT_EQ(0, mode_write("zerocopy"));
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, rbuf, PL_LEN);
-	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
-	EXPECT_EQ(0, mode_write("auto"));
+	place_early_offer(_metadata, self, rbuf, &pp, &offer);
 	ASSERT_EQ((uint64_t)1, offer.op_id);
 	ASSERT_EQ((uint64_t)0, offer.offset);
 	ASSERT_EQ((uint32_t)(PL_LEN - 1), offer.status);
@@ -777,13 +788,7 @@ TEST_F(proto, placed_first_piece_of_other_message_closes_channel)
 	struct wire_hdr offer;
 
 	ASSERT_NE(MAP_FAILED, rbuf);
-	ASSERT_EQ(0, mode_write("zerocopy"));
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, rbuf, PL_LEN);
-	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
-	EXPECT_EQ(0, mode_write("auto"));
+	place_early_offer(_metadata, self, rbuf, &pp, &offer);
 	ASSERT_EQ(0, place_write(self, &pp, 0, PL_FIRST, offer.base,
 				 (uint32_t)offer.token, 2));
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
@@ -803,13 +808,7 @@ TEST_F(proto, placed_outside_offer_closes_channel)
 	struct wire_hdr offer;
 
 	ASSERT_NE(MAP_FAILED, rbuf);
-	ASSERT_EQ(0, mode_write("zerocopy"));
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, rbuf, PL_LEN);
-	ASSERT_EQ(0, place_wait_offer(self, &pp, &offer));
-	EXPECT_EQ(0, mode_write("auto"));
+	place_early_offer(_metadata, self, rbuf, &pp, &offer);
 	ASSERT_EQ(0, place_send_piece(self, &pp, 0, PL_FIRST));
 	/* Within the offered range, but said to be of another message. */
 	ASSERT_EQ(0, place_write(self, &pp, PL_FIRST, 4096,
