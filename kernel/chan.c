@@ -120,6 +120,19 @@ static struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	return chan;
 }
 
+/*
+ * After chan->closing is set: wait for the worker, a task of the owner
+ * running the data path (ordma_chan_run_inline() checks closing under
+ * chan->run) and the registration worker. Nothing runs them again.
+ */
+static void ordma_chan_stop(struct ordma_chan *chan)
+{
+	cancel_work_sync(&chan->work);
+	mutex_lock(&chan->run);
+	mutex_unlock(&chan->run);
+	cancel_work_sync(&chan->reg_work);
+}
+
 /**
  * ordma_chan_fail() - mark a channel dead and fail what it has queued
  * @chan: the channel
@@ -435,11 +448,7 @@ err_chan:
 	spin_lock_irq(&chan->lock);
 	chan->closing = true;
 	spin_unlock_irq(&chan->lock);
-	cancel_work_sync(&chan->work);
-	/* And a submitter running the data path (ordma_chan_run_inline). */
-	mutex_lock(&chan->run);
-	mutex_unlock(&chan->run);
-	cancel_work_sync(&chan->reg_work);
+	ordma_chan_stop(chan);
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;
@@ -515,11 +524,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	/* From here on kicks do nothing: the worker is ours to stop. */
 	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
-	cancel_work_sync(&chan->work);
-	/* And a submitter running the data path (ordma_chan_run_inline). */
-	mutex_lock(&chan->run);
-	mutex_unlock(&chan->run);
-	cancel_work_sync(&chan->reg_work);
+	ordma_chan_stop(chan);
 	/* A connect() still waiting (device removal) stops waiting. */
 	if (!completion_done(&chan->connected)) {
 		chan->cm_err = chan->err;

@@ -190,7 +190,7 @@ extern struct ib_client ordma_client;
  *	completion handlers)
  * @runq: channels kicked while a task of the owner waited for completions;
  *	each entry holds a channel reference (see ordma_file_wait())
- * @runners: tasks of the owner in ordma_file_wait()
+ * @runners: tasks of the owner asleep in ordma_file_wait()
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
  */

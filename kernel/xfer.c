@@ -7,12 +7,14 @@
  * One worker per channel (chan->work on ordma_wq) does all of it, with the
  * owning process's mm adopted (kthread_use_mm), so user copies happen in a
  * kernel thread on the process's behalf. Completion handlers only append to
- * chan->done under chan->lock and kick the worker. A submission appends to
+ * chan->done under chan->lock and kick the channel. A submission appends to
  * chan->submitted and then runs a few passes itself, in the owner's task,
- * when the worker is idle (ordma_chan_run_inline): that saves waking the
- * worker for every operation. Everything in struct ordma_chan marked
- * "worker" is touched only under chan->run, by the worker or such a
- * submitter (or by ordma_xfer_flush() once both are stopped).
+ * when the worker is idle (ordma_chan_run_inline); a task of the owner
+ * waiting for completions takes the kicks and runs the passes between its
+ * sleeps (ordma_file_wait): that saves waking the worker for every step.
+ * Everything in struct ordma_chan marked "worker" is touched only under
+ * chan->run, by the worker or such a task (or by ordma_xfer_flush() once
+ * both are stopped).
  *
  * Some reads are lockless on purpose: the pool's quota and free count
  * (READ_ONCE, a heuristic for ring sizes) and chan->phase in accept's scan
@@ -704,10 +706,10 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
  * Plan a RECV's buffer like a send, for @total bytes of which @first are in
  * hand: destination segments from the next page boundary past the
  * planner's copied prefix (what arrives through chunks before registration
- * can help) and past @first.
+ * can help) and past @first, asked for up to @ahead bytes from there.
  */
 static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
-			       u64 total, u64 first)
+			       u64 total, u64 first, u64 ahead)
 {
 	struct ordma_plan plan;
 	u64 start;
@@ -719,15 +721,18 @@ static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
 	start = PAGE_ALIGN(op->addr + start) - op->addr;
 	/* Never the bytes before @start, now or when more are asked for. */
 	op->seg_next = min(start, total);
-	ordma_op_ask_segs(chan, op, total, true);
+	ordma_op_ask_segs(chan, op,
+			  op->seg_next + min(total - op->seg_next, ahead), true);
 }
 
 /*
  * Early offers. The RECV next in line for a message (the first one not
  * started, once no message waits for it and the RECV in progress has the
  * segments it wants) is planned for its whole buffer before anything
- * arrives, and its segments up to ORDMA_EARLY_BYTES are registered and
- * offered for the message the peer starts next (ids are consecutive): the sender can then write in
+ * arrives, and its segments of the first ORDMA_EARLY_BYTES (the message may
+ * be much shorter than the buffer; the rest is asked for once its first
+ * piece tells its length) are registered and offered for the message the
+ * peer starts next (ids are consecutive): the sender can then write in
  * place from the first byte, and the registration overlaps with the
  * sender's.
  */
@@ -735,7 +740,6 @@ static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
 
 static bool ordma_rx_early(struct ordma_chan *chan)
 {
-	struct ordma_plan plan;
 	struct ordma_req *op;
 
 	list_for_each_entry(op, &chan->recvq, node) {
@@ -751,19 +755,7 @@ static bool ordma_rx_early(struct ordma_chan *chan)
 	if (!list_empty(&chan->rx_msgs))
 		return false;
 	op->op_id = chan->rx_msg_last + 1;
-	ordma_op_plan(chan, op, op->len, &plan);
-	if (!op->seg_len)
-		return true;
-	op->seg_next = min(PAGE_ALIGN(op->addr + plan.copy_len) - op->addr,
-			   op->len);
-	/*
-	 * At most ORDMA_EARLY_BYTES ahead: the message may be much shorter
-	 * than the buffer. The rest is asked for once its first piece tells
-	 * its length.
-	 */
-	ordma_op_ask_segs(chan, op, op->seg_next +
-			  min(op->len - op->seg_next, (u64)ORDMA_EARLY_BYTES),
-			  true);
+	ordma_rx_plan_from(chan, op, op->len, 0, ORDMA_EARLY_BYTES);
 	return true;
 }
 
@@ -783,7 +775,7 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 	}
 	op->op_id = msg_id;
 	if (!op->planned) {
-		ordma_rx_plan_from(chan, op, total, first);
+		ordma_rx_plan_from(chan, op, total, first, U64_MAX);
 		return;
 	}
 	list_for_each_entry_safe_reverse(seg, tmp, &op->segs, op_node) {
@@ -1133,13 +1125,13 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		ordma_tx_plan(chan, op);
 	ordma_op_ask_segs(chan, op, op->len, false);
 	seg = ordma_tx_source(chan, op, &n);
-	if (!IS_ERR(seg) && !write && !op->op_id)
-		ordma_tx_start_msg(chan, op);
 	if (IS_ERR(seg)) {
 		if (!op->t_wait)
 			op->t_wait = ktime_get_ns();
 		return PTR_ERR(seg);
 	}
+	if (!write && !op->op_id)
+		ordma_tx_start_msg(chan, op);
 	pl = write ? NULL : ordma_tx_place(op, op->posted);
 	/*
 	 * Zero-copy with no offer: one piece until a piece comes back or an
@@ -1156,7 +1148,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	 * A placed piece from a segment is one RDMA WRITE of any size, but
 	 * the first piece of a message is at most a chunk's: its header tells
 	 * the receiver the message's length, and with it which segments to
-	 * register next (an early offer covers the first one only).
+	 * register past the early offers.
 	 */
 	if (!pl || !seg || !op->posted)
 		n = min(n, pmax);
