@@ -152,6 +152,8 @@ enum ordma_chan_phase {
  * @next_msg_id: id of our next message to start, from 1 (worker)
  * @tx_early: offers for messages we have not started yet (worker)
  * @rx_msg_last: id of the peer's message we last started receiving (worker)
+ * @rx_wr_id: the peer's write whose pieces came last (worker)
+ * @rx_wr_status: its first failure, or 0 (worker)
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -232,6 +234,8 @@ struct ordma_chan {
 	u64 next_msg_id;
 	struct list_head tx_early;
 	u64 rx_msg_last;
+	u64 rx_wr_id;
+	int rx_wr_status;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;

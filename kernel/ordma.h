@@ -258,6 +258,7 @@ struct ordma_window {
  *	on a device whose wire is CPU work (worker)
  * @echoed: a piece of this SEND came back completed (worker)
  * @places: ranges the receiver offered for RDMA WRITE (SEND, worker)
+ * @notify: a WRITE ends with a NOTIFY (ORDMA_F_NOTIFY)
  */
 struct ordma_req {
 	struct list_head node;
@@ -285,6 +286,7 @@ struct ordma_req {
 	bool zc_only;
 	bool echoed;
 	struct list_head places;
+	bool notify;
 };
 
 /* file.c */

@@ -255,10 +255,13 @@ static int ordma_ring_submit_one(struct ordma_file *ofile,
 		.offset = sqe->offset,
 	};
 
-	if (sqe->flags & ~ORDMA_SQE_F_NONBLOCK || sqe->__reserved)
+	if (sqe->flags & ~(ORDMA_SQE_F_NONBLOCK | ORDMA_SQE_F_NOTIFY) ||
+	    sqe->__reserved)
 		return -EINVAL;
 	if (sqe->flags & ORDMA_SQE_F_NONBLOCK)
-		cmd.flags = ORDMA_F_NONBLOCK;
+		cmd.flags |= ORDMA_F_NONBLOCK;
+	if (sqe->flags & ORDMA_SQE_F_NOTIFY)
+		cmd.flags |= ORDMA_F_NOTIFY;
 	return ordma_file_submit(ofile, &cmd);
 }
 

@@ -279,7 +279,9 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
 	bool to_user;
 	int ret;
 
-	if (cmd->flags & ~ORDMA_F_NONBLOCK)
+	if (cmd->flags & ~(ORDMA_F_NONBLOCK | ORDMA_F_NOTIFY))
+		return -EINVAL;
+	if ((cmd->flags & ORDMA_F_NOTIFY) && cmd->op != ORDMA_OP_WRITE)
 		return -EINVAL;
 	switch (cmd->op) {
 	case ORDMA_OP_SEND:
@@ -322,6 +324,7 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
 	op->cookie = cmd->cookie;
 	op->token = cmd->token;
 	op->offset = cmd->offset;
+	op->notify = cmd->flags & ORDMA_F_NOTIFY;
 	ret = ordma_chan_submit(chan, op, cmd->flags & ORDMA_F_NONBLOCK);
 	if (ret)
 		kfree(op);

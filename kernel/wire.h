@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 4. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 5. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
@@ -35,13 +35,18 @@
  * Every PLACE says how long the receive buffer is; a sender uses offers
  * only for a message that fits it, cut at the message's end, and may then
  * place the very first piece.
+ *
+ * Version 5 adds notifications: a WRITE may end with a NOTIFY, which takes
+ * the next message id and completes the receiver's next RECV once the
+ * write's bytes are in the window. A WRITE_ACK with F_LAST reports the first
+ * failure of any of the write's pieces.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	4
+#define ORDMA_WIRE_VERSION	5
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -66,7 +71,10 @@ enum ordma_wire_opcode {
 	 * covers [@base, @base + @total_len). ORDMA_WIRE_F_LAST on the last.
 	 */
 	ORDMA_WIRE_WRITE,
-	/* Result of write @op_id: @status 0 once every byte is placed. */
+	/* Result of write @op_id: @status 0 once every byte is placed; sent
+	 * for the piece with ORDMA_WIRE_F_LAST (with the first failure of any
+	 * piece of the write) and for any piece that fails.
+	 */
 	ORDMA_WIRE_WRITE_ACK,
 	/* Send @total_len bytes of window @token from @base. */
 	ORDMA_WIRE_READ_REQ,
@@ -85,7 +93,12 @@ enum ordma_wire_opcode {
 	ORDMA_WIRE_MSG_PLACED,
 	/* Nothing but @credits (version 3); no payload. */
 	ORDMA_WIRE_CREDIT,
-	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_CREDIT,
+	/* Message @op_id (the next message id) is the notification of write
+	 * @base, of @total_len bytes at window offset @offset, sent right
+	 * after its last piece; no payload (version 5).
+	 */
+	ORDMA_WIRE_NOTIFY,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_NOTIFY,
 };
 
 #define ORDMA_WIRE_F_LAST	0x1

@@ -406,14 +406,22 @@ static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 	list_add_tail(&c->node, &chan->ctrl);
 }
 
-/* The peer writes into one of our windows. */
+/*
+ * The peer writes into one of our windows. The pieces of one write come in
+ * a row; the ack of its last piece reports the first failure of any.
+ */
 static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 			   u32 plen, bool mm_ok)
 {
 	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
-	u64 off = le64_to_cpu(hdr->offset), uaddr;
+	u64 off = le64_to_cpu(hdr->offset), op_id = le64_to_cpu(hdr->op_id);
+	u64 uaddr;
 	int status;
 
+	if (chan->rx_wr_id != op_id) {
+		chan->rx_wr_id = op_id;
+		chan->rx_wr_status = 0;
+	}
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, le64_to_cpu(hdr->token), base,
 				    total, ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
@@ -425,9 +433,11 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 				     plen)))
 		status = -EREMOTEIO;
 	up_read(&chan->ofile->windows_rwsem);
+	if (status && !chan->rx_wr_status)
+		chan->rx_wr_status = status;
 	if (status || (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST))
-		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK,
-				 le64_to_cpu(hdr->op_id), status, NULL);
+		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, op_id,
+				 chan->rx_wr_status, NULL);
 }
 
 /* Bytes of one of our reads, or its failure. */
@@ -491,23 +501,47 @@ static u32 ordma_places_prune(struct list_head *places, u64 posted)
 }
 
 /*
- * Message @op starts: it takes the next message id and the offers that
- * came early for it; older early offers are stale.
+ * Message @op starts, or a notification (@op NULL): it takes the next
+ * message id, a message the offers that came early for it; older early
+ * offers are stale. Returns the id.
  */
-static void ordma_tx_start_msg(struct ordma_chan *chan, struct ordma_req *op)
+static u64 ordma_tx_start_msg(struct ordma_chan *chan, struct ordma_req *op)
 {
+	u64 id = chan->next_msg_id++;
 	struct ordma_place *pl, *tmp;
 
-	op->op_id = chan->next_msg_id++;
 	list_for_each_entry_safe(pl, tmp, &chan->tx_early, node) {
-		if (pl->msg_id > op->op_id)
+		if (pl->msg_id > id)
 			continue;
 		list_del(&pl->node);
-		if (pl->msg_id == op->op_id)
+		if (op && pl->msg_id == id)
 			ordma_op_take_place(op, pl);
 		else
 			kfree(pl);
 	}
+	return id;
+}
+
+/*
+ * A WRITE with ORDMA_F_NOTIFY that put a piece on the wire ends with one
+ * NOTIFY: after its last piece, or when it stops early (@err: our buffer
+ * faulted; or the window failed it, which the peer knows). The NOTIFY goes
+ * before any more data (header-only messages go first) and takes a message
+ * id, in order with our messages.
+ */
+static void ordma_tx_notify(struct ordma_chan *chan, struct ordma_req *op,
+			    int err)
+{
+	struct ordma_wire_hdr nh = {};
+
+	if (!op->notify || !op->posted)
+		return;
+	op->notify = false;
+	nh.total_len = cpu_to_le64(op->len);
+	nh.offset = cpu_to_le64(op->offset);
+	nh.base = cpu_to_le64(op->op_id);
+	ordma_ctrl_queue(chan, ORDMA_WIRE_NOTIFY,
+			 ordma_tx_start_msg(chan, NULL), err, &nh);
 }
 
 /*
@@ -577,6 +611,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	struct ordma_wire_hdr *hdr = chunk->buf;
 	struct ordma_req *op;
 	u32 plen;
+	s64 res;
 
 	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
 				   DMA_FROM_DEVICE);
@@ -615,17 +650,32 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		if (plen)
 			goto bad;
 		return false;
+	case ORDMA_WIRE_NOTIFY:
+		/* Right after the write's pieces; a message for a RECV. */
+		if (plen || !le64_to_cpu(hdr->op_id) ||
+		    le64_to_cpu(hdr->base) != chan->rx_wr_id)
+			goto bad;
+		/* The write's result: ours first, else the writer's. */
+		if (chan->rx_wr_status)
+			hdr->status = cpu_to_le32(-chan->rx_wr_status);
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
 	case ORDMA_WIRE_WRITE:
 		ordma_rx_write(chan, hdr, plen, mm_ok);
 		return false;
 	case ORDMA_WIRE_WRITE_ACK:
 		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
-		if (op && !op->inflight)
-			ordma_op_complete(chan, op, hdr->status ?
-				-(s64)min_t(u32, le32_to_cpu(hdr->status),
-					    MAX_ERRNO) : (s64)op->len);
-		else if (op)
-			op->res = hdr->status ? -EREMOTEIO : (s64)op->len;
+		if (!op)
+			return false;
+		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
+						MAX_ERRNO) : (s64)op->len;
+		/* The first failure stays; a failed write stops (ordma_tx_fill_op). */
+		if (op->res >= 0)
+			op->res = res;
+		if (!op->inflight) {
+			ordma_tx_notify(chan, op, 0);
+			ordma_op_complete(chan, op, op->res);
+		}
 		return false;
 	case ORDMA_WIRE_READ_REQ:
 		if (!le64_to_cpu(hdr->total_len) ||
@@ -810,7 +860,7 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 	struct ordma_req *op;
 	bool progress = false, placed;
 	u64 total, off, n;
-	u32 plen;
+	u32 plen, status;
 
 	while ((op = list_first_entry_or_null(&chan->recvq, struct ordma_req,
 					      node)) &&
@@ -822,6 +872,21 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			ordma_rx_recycle(chan, chunk);
 			if (op->started)
 				ordma_op_complete(chan, op, -EREMOTEIO);
+			progress = true;
+			continue;
+		}
+		if (hdr->opcode == ORDMA_WIRE_NOTIFY) {
+			if (op->started) {
+				ordma_chan_fail(chan, -EPROTO);
+				return progress;
+			}
+			/* A message of no bytes: an early offer goes unused. */
+			chan->rx_msg_last = le64_to_cpu(hdr->op_id);
+			status = le32_to_cpu(hdr->status);
+			list_del(&chunk->node);
+			ordma_rx_recycle(chan, chunk);
+			ordma_op_complete(chan, op, status ?
+				-(s64)min_t(u32, status, MAX_ERRNO) : 0);
 			progress = true;
 			continue;
 		}
@@ -1121,6 +1186,12 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	struct ordma_seg *seg;
 	u64 t0;
 
+	if (write && op->res < 0) {
+		/* The window failed it: nothing more goes out. */
+		ordma_tx_notify(chan, op, 0);
+		op->posted = op->len;
+		return 0;
+	}
 	if (!op->planned)
 		ordma_tx_plan(chan, op);
 	ordma_op_ask_segs(chan, op, op->len, false);
@@ -1131,7 +1202,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		return PTR_ERR(seg);
 	}
 	if (!write && !op->op_id)
-		ordma_tx_start_msg(chan, op);
+		op->op_id = ordma_tx_start_msg(chan, op);
 	pl = write ? NULL : ordma_tx_place(op, op->posted);
 	/*
 	 * Zero-copy with no offer: one piece until a piece comes back or an
@@ -1179,6 +1250,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			chan->next_msg_id--;
 			op->op_id = 0;
 		}
+		if (write)
+			ordma_tx_notify(chan, op, -EFAULT);
 		op->posted = op->len;	/* nothing more goes out */
 		return 0;
 	} else if (n >= PAGE_SIZE) {
@@ -1207,8 +1280,11 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		chunk->rkey = pl->rkey;
 	}
 	op->posted += n;
-	if (op->posted == op->len)
+	if (op->posted == op->len) {
 		hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+		if (write)
+			ordma_tx_notify(chan, op, 0);
+	}
 	chunk->len = ORDMA_HDR_LEN + n;
 	return 1;
 }

@@ -16,7 +16,8 @@ static int ioctl_submit_one(struct ordma *o, const struct ordma_sqe *sqe,
 
 	memset(&s, 0, sizeof(s));
 	s.size = sizeof(s);
-	s.flags = sqe->flags & ORDMA_SQE_NONBLOCK ? ORDMA_F_NONBLOCK : 0;
+	s.flags = (sqe->flags & ORDMA_SQE_NONBLOCK ? ORDMA_F_NONBLOCK : 0) |
+		  (sqe->flags & ORDMA_SQE_NOTIFY ? ORDMA_F_NOTIFY : 0);
 	s.op = sqe->op;
 	s.chan_id = sqe->chan_id;
 	s.addr = sqe->addr;

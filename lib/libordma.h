@@ -63,9 +63,12 @@ extern "C" {
 /*
  * Flags of a submission entry (struct ordma_sqe.flags). ORDMA_SQE_NONBLOCK:
  * fail with EAGAIN at ordma_submit() instead of queueing a send, write or
- * read behind a full pool.
+ * read behind a full pool. ORDMA_SQE_NOTIFY (writes only): once the bytes
+ * are in the window, the peer's next receive on the channel completes with
+ * res 0, in order with this side's sends.
  */
 #define ORDMA_SQE_NONBLOCK	(1U << 0)
+#define ORDMA_SQE_NOTIFY	(1U << 1)
 
 /*
  * struct ordma_sqe - one submission entry, filled by ordma_prep_*()

@@ -290,8 +290,8 @@ ORDMA_API void ordma_prep_read(struct ordma_sqe *sqe, uint32_t chan,
 
 static int sqe_check(const struct ordma_sqe *sqe)
 {
-	if (sqe->flags & ~ORDMA_SQE_NONBLOCK || sqe->__pad ||
-	    sqe->__reserved)
+	if (sqe->flags & ~(ORDMA_SQE_NONBLOCK | ORDMA_SQE_NOTIFY) ||
+	    sqe->__pad || sqe->__reserved)
 		return -EINVAL;
 	return 0;
 }

@@ -161,8 +161,10 @@ static int ring_submit(struct ordma *o, const struct ordma_sqe *const *sqes,
 	for (i = 0; i < n; i++) {
 		k = &r->sqes[(head + i) & r->sq_mask];
 		k->op = sqes[i]->op;
-		k->flags = sqes[i]->flags & ORDMA_SQE_NONBLOCK ?
-			   ORDMA_SQE_F_NONBLOCK : 0;
+		k->flags = (sqes[i]->flags & ORDMA_SQE_NONBLOCK ?
+			    ORDMA_SQE_F_NONBLOCK : 0) |
+			   (sqes[i]->flags & ORDMA_SQE_NOTIFY ?
+			    ORDMA_SQE_F_NOTIFY : 0);
 		k->__reserved = 0;
 		k->chan_id = sqes[i]->chan_id;
 		k->addr = sqes[i]->addr;

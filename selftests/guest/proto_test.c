@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 
 /* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	4
+#define WIRE_VERSION	5
 
 struct wire_cm {
 	uint8_t version;
@@ -35,9 +35,13 @@ struct wire_hdr {
 };
 
 #define WIRE_MSG	1
+#define WIRE_WRITE	3
+#define WIRE_WRITE_ACK	4
 #define WIRE_PLACE	7
 #define WIRE_MSG_PLACED	8
 #define WIRE_CREDIT	9
+#define WIRE_NOTIFY	10
+#define WIRE_F_LAST	1
 
 FIXTURE(proto) {
 	int fd;
@@ -497,6 +501,8 @@ struct place_peer {
 	struct ibv_mr *piece_mr;
 	int offers[8];		/* receive buffers holding a PLACE, in order */
 	int noffers;
+	uint32_t acks[8];	/* status of each WRITE_ACK, in order */
+	int nacks;
 };
 
 static unsigned char pl_byte(size_t i)
@@ -563,10 +569,13 @@ static void place_note_recv(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 
 	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV)
 		return;
-	if (pp->hdrs[i].opcode == WIRE_PLACE && pp->noffers < 8)
+	if (pp->hdrs[i].opcode == WIRE_PLACE && pp->noffers < 8) {
 		pp->offers[pp->noffers++] = i;
-	else
-		place_post_recv(self, pp, i);
+		return;
+	}
+	if (pp->hdrs[i].opcode == WIRE_WRITE_ACK && pp->nacks < 8)
+		pp->acks[pp->nacks++] = pp->hdrs[i].status;
+	place_post_recv(self, pp, i);
 }
 
 /* Post work requests (chained) and wait for the last one's completion. */
@@ -817,6 +826,133 @@ TEST_F(proto, placed_outside_offer_closes_channel)
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
 	munmap(rbuf, PL_LEN);
+}
+
+/* -- writes into a window, and their notifications ---------------------------- */
+
+/* Send header @h with @h->payload_len bytes of @payload after it. */
+static int wire_send(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		     const struct wire_hdr *h, const void *payload)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)pp->piece,
+			       .length = sizeof(*h) + h->payload_len,
+			       .lkey = pp->piece_mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	memcpy(pp->piece, h, sizeof(*h));
+	if (h->payload_len)
+		memcpy(pp->piece + sizeof(*h), payload, h->payload_len);
+	return place_post(self, pp, &wr);
+}
+
+/* Wait until ordma has sent @n WRITE_ACKs. */
+static int wire_wait_acks(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			  int n)
+{
+	struct ibv_wc wc;
+	int k, tries = 0;
+
+	while (pp->nacks < n) {
+		k = ibv_poll_cq(self->cq, 1, &wc);
+		if (k < 0 || (k == 0 && tries++ > 20000))
+			return -1;
+		if (k == 0)
+			usleep(1000);
+		else
+			place_note_recv(self, pp, &wc);
+	}
+	return 0;
+}
+
+static __u64 expose_window(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(proto) *self, void *win, size_t len)
+{
+	struct ordma_expose e = { .size = sizeof(e), .addr = (uintptr_t)win,
+				  .len = len,
+				  .access = ORDMA_ACCESS_REMOTE_WRITE };
+
+	EXPECT_EQ(0, ioctl(self->fd, ORDMA_IOC_EXPOSE, &e));
+	return e.out_token;
+}
+
+/*
+ * A write of two pieces whose first cannot be copied (that page of the
+ * window is gone): both acks report it, the last piece's too, and so does
+ * the notification in the RECV it takes. Message ids go on after it.
+ */
+TEST_F(proto, notify_reports_first_failure_of_write)
+{
+	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .payload_len = 4096, .total_len = 8192,
+			      .op_id = 1 };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV };
+	unsigned char small[64], data[4096];
+	struct place_peer pp;
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, win);
+	memset(data, 0x5c, sizeof(data));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	s.chan_id = accept_and_recv(_metadata, self, small, sizeof(small));
+	h.token = expose_window(_metadata, self, win, 8192);
+	ASSERT_EQ(0, munmap(win, 4096));
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	h.offset = 4096;
+	h.flags = WIRE_F_LAST;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.opcode = WIRE_NOTIFY;
+	h.total_len = 8192;
+	h.base = 1;		/* the write */
+	h.op_id = 1;		/* the first message */
+	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
+	EXPECT_EQ(-EREMOTEIO, wait_res(self->fd));
+	ASSERT_EQ(0, wire_wait_acks(self, &pp, 2));
+	EXPECT_EQ((uint32_t)EREMOTEIO, pp.acks[0]);
+	EXPECT_EQ((uint32_t)EREMOTEIO, pp.acks[1]);
+	for (i = 0; i < 4096 && win[4096 + i] == 0x5c; i++)
+		;
+	EXPECT_EQ((size_t)4096, i);
+
+	/* Message 2 goes to the next RECV. */
+	s.addr = (uintptr_t)small;
+	s.len = sizeof(small);
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.opcode = WIRE_MSG;
+	h.payload_len = 3;
+	h.total_len = 3;
+	h.op_id = 2;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, "abc"));
+	EXPECT_EQ(3, wait_res(self->fd));
+	EXPECT_EQ(0, memcmp(small, "abc", 3));
+	place_peer_fini(&pp);
+	munmap(win + 4096, 4096);
+}
+
+/* A NOTIFY for a write that never came: EPROTO. */
+TEST_F(proto, notify_of_unknown_write_closes_channel)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_NOTIFY,
+			      .total_len = 10, .base = 5, .op_id = 1 };
+	unsigned char small[64] = { 0 };
+	struct place_peer pp;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, small, sizeof(small));
+	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+	place_peer_fini(&pp);
 }
 
 TEST_HARNESS_MAIN

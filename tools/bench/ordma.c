@@ -7,8 +7,9 @@
  * heavy one.
  *
  * A WRITE needs a window on the receiver: it exposes its fresh buffer, sends
- * the token as a small message, and waits for a small "done" message the
- * sender sends once its write completed; all of that is timed.
+ * the token as a small message, and waits in a receive for the write's
+ * notification (ORDMA_SQE_NOTIFY, the counterpart of the baselines' write
+ * with immediate data); all of that is timed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -256,6 +257,9 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf)
 	const struct bench_job *j = &b->job;
 	int64_t n = j->len;
 	uint64_t token = 0, done = 1;
+	struct ordma_cqe *cqe;
+	struct ordma_sqe *sqe;
+	int64_t res;
 
 	if (j->op == BENCH_SEND) {
 		if (side)
@@ -269,14 +273,22 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf)
 		if (ordma_send(s->o, s->chan, &s->token, sizeof(s->token)) !=
 		    sizeof(s->token))
 			return -1;
-		return ordma_recv(s->o, s->chan, &done, sizeof(done)) ==
-		       sizeof(done) ? 0 : -1;
+		/* The notification: no bytes. */
+		return ordma_recv(s->o, s->chan, &done, sizeof(done)) == 0 ?
+		       0 : -1;
 	}
-	if (ordma_recv(s->o, s->chan, &token, sizeof(token)) != sizeof(token) ||
-	    ordma_write(s->o, s->chan, buf, n, token, 0) != n ||
-	    ordma_send(s->o, s->chan, &done, sizeof(done)) != sizeof(done))
+	if (ordma_recv(s->o, s->chan, &token, sizeof(token)) != sizeof(token))
 		return -1;
-	return 0;
+	sqe = ordma_get_sqe(s->o);
+	if (!sqe)
+		return -1;
+	ordma_prep_write(sqe, s->chan, buf, n, token, 0, 0);
+	sqe->flags |= ORDMA_SQE_NOTIFY;
+	if (ordma_submit(s->o) != 1 || ordma_wait_cqe(s->o, &cqe))
+		return -1;
+	res = cqe->res;
+	ordma_cqe_seen(s->o, cqe);
+	return res == n ? 0 : -1;
 }
 
 void bench_ordma_after(struct bench *b, int side, unsigned char *buf)

@@ -105,6 +105,13 @@ enum {
 
 /* Flags of the calls that may block. */
 #define ORDMA_F_NONBLOCK	(1U << 0)
+/*
+ * ORDMA_IOC_SUBMIT of a WRITE: once its bytes are in the window, the peer's
+ * next RECV on the channel completes with res 0 (the notification), in
+ * order with the messages this side sends. A WRITE that fails on this side
+ * before its last byte went out notifies nothing.
+ */
+#define ORDMA_F_NOTIFY		(1U << 1)
 
 /**
  * struct ordma_addr - an IPv4 or IPv6 endpoint
@@ -216,7 +223,8 @@ enum ordma_op {
  * struct ordma_submit - ORDMA_IOC_SUBMIT: start one operation on a channel
  * @size: sizeof(struct ordma_submit)
  * @flags: ORDMA_F_NONBLOCK: fail with EAGAIN instead of queueing the
- *	operation behind a full pool or channel quota
+ *	operation behind a full pool or channel quota; ORDMA_F_NOTIFY (WRITE
+ *	only, EINVAL otherwise): notify the peer once the bytes are in place
  * @op: one of enum ordma_op
  * @chan_id: the channel
  * @addr: the local buffer (any user memory; it needs no registration)
@@ -290,7 +298,10 @@ struct ordma_unexpose {
 /**
  * struct ordma_cqe - one completion
  * @cookie: the cookie of the operation
- * @res: bytes transferred (RECV: the message length), or a negative errno
+ * @res: bytes transferred (RECV: the message length, or 0 for the
+ *	notification of a WRITE with ORDMA_F_NOTIFY), or a negative errno (the
+ *	notification of a WRITE that did not land in this side's window has
+ *	the error the writer's completion has)
  * @op: enum ordma_op of the operation
  * @chan_id: its channel
  */
@@ -442,6 +453,7 @@ struct ordma_chan_info {
 
 /* Flags of a submission entry (struct ordma_ring_sqe.flags). */
 #define ORDMA_SQE_F_NONBLOCK	(1U << 0)	/* as ORDMA_F_NONBLOCK */
+#define ORDMA_SQE_F_NOTIFY	(1U << 1)	/* as ORDMA_F_NOTIFY */
 
 /**
  * struct ordma_ring_sqe - one entry of the SQ ring (48 bytes)
