@@ -258,6 +258,7 @@ struct ordma_window {
  *	on a device whose wire is CPU work (worker)
  * @echoed: a piece of this SEND came back completed (worker)
  * @places: ranges the receiver offered for RDMA WRITE (SEND, worker)
+ * @offer_end: end of the furthest range the receiver offered (SEND, worker)
  * @notify: a WRITE ends with a NOTIFY (ORDMA_F_NOTIFY)
  */
 struct ordma_req {
@@ -286,6 +287,7 @@ struct ordma_req {
 	bool zc_only;
 	bool echoed;
 	struct list_head places;
+	u64 offer_end;
 	bool notify;
 };
 

@@ -480,6 +480,7 @@ static void ordma_op_take_place(struct ordma_req *op, struct ordma_place *pl)
 		kfree(pl);
 		return;
 	}
+	op->offer_end = max(op->offer_end, pl->off + pl->len);
 	list_add_tail(&pl->node, &op->places);
 }
 
@@ -720,20 +721,20 @@ static int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 }
 
 /*
- * Ask for the next segments of @op's buffer up to @total, as many as the
- * channel has slots: sources for a SEND or WRITE, destinations (offered to
- * the sender once registered) for a RECV. Later segments start on a page
- * boundary.
+ * Ask for the next segments of @op's buffer that start below @upto, none
+ * past @total, as many as the channel has slots: sources for a SEND or
+ * WRITE, destinations (offered to the sender once registered) for a RECV.
+ * Later segments start on a page boundary.
  */
 static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
-			      u64 total, bool write)
+			      u64 upto, u64 total, bool write)
 {
 	u64 start, end, last = op->addr + total;
 	struct ordma_seg *seg;
 
 	if (!op->seg_len)
 		return;
-	while (op->seg_next < total) {
+	while (op->seg_next < min(upto, total)) {
 		start = op->addr + op->seg_next;
 		end = start + min3(op->seg_len, total - op->seg_next,
 				   chan->seg_cap - offset_in_page(start));
@@ -756,7 +757,8 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
  * Plan a RECV's buffer like a send, for @total bytes of which @first are in
  * hand: destination segments from the next page boundary past the
  * planner's copied prefix (what arrives through chunks before registration
- * can help) and past @first, asked for up to @ahead bytes from there.
+ * can help) and past @first; those that start within @ahead bytes from
+ * there are asked for now, whole.
  */
 static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
 			       u64 total, u64 first, u64 ahead)
@@ -771,20 +773,20 @@ static void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
 	start = PAGE_ALIGN(op->addr + start) - op->addr;
 	/* Never the bytes before @start, now or when more are asked for. */
 	op->seg_next = min(start, total);
-	ordma_op_ask_segs(chan, op,
-			  op->seg_next + min(total - op->seg_next, ahead), true);
+	start = op->seg_next + min(total - op->seg_next, ahead);
+	ordma_op_ask_segs(chan, op, start, total, true);
 }
 
 /*
  * Early offers. The RECV next in line for a message (the first one not
  * started, once no message waits for it and the RECV in progress has the
  * segments it wants) is planned for its whole buffer before anything
- * arrives, and its segments of the first ORDMA_EARLY_BYTES (the message may
- * be much shorter than the buffer; the rest is asked for once its first
- * piece tells its length) are registered and offered for the message the
- * peer starts next (ids are consecutive): the sender can then write in
- * place from the first byte, and the registration overlaps with the
- * sender's.
+ * arrives, and its segments that start in the first ORDMA_EARLY_BYTES (the
+ * message may be much shorter than the buffer; the rest is asked for once
+ * its first piece tells its length) are registered and offered for the
+ * message the peer starts next (ids are consecutive): the sender can then
+ * write in place from the first byte, and the registration overlaps with
+ * the sender's.
  */
 #define ORDMA_EARLY_BYTES	(4 << 20)
 
@@ -835,7 +837,7 @@ static void ordma_rx_plan(struct ordma_chan *chan, struct ordma_req *op,
 		ordma_seg_put(chan, seg);
 	}
 	op->seg_next = min(op->seg_next, total);
-	ordma_op_ask_segs(chan, op, total, true);
+	ordma_op_ask_segs(chan, op, total, total, true);
 }
 
 /* Is [@off, @off + @n) of @op's message inside a range we offered? */
@@ -941,7 +943,8 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		/* Ranges complete now are no longer offered: more slots. */
 		ordma_op_put_segs(chan, op, op->done);
 		if (op->planned)
-			ordma_op_ask_segs(chan, op, op->posted, true);
+			ordma_op_ask_segs(chan, op, op->posted, op->posted,
+					  true);
 	}
 	return progress;
 }
@@ -1194,7 +1197,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	}
 	if (!op->planned)
 		ordma_tx_plan(chan, op);
-	ordma_op_ask_segs(chan, op, op->len, false);
+	ordma_op_ask_segs(chan, op, op->len, op->len, false);
 	seg = ordma_tx_source(chan, op, &n);
 	if (IS_ERR(seg)) {
 		if (!op->t_wait)
@@ -1205,13 +1208,18 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		op->op_id = ordma_tx_start_msg(chan, op);
 	pl = write ? NULL : ordma_tx_place(op, op->posted);
 	/*
-	 * Zero-copy with no offer: one piece until a piece comes back or an
+	 * Zero-copy with no offer for these bytes, while a piece is on the
+	 * wire. Before any offer: one piece until a piece comes back or an
 	 * offer comes. A receiver planning zero-copy offers its buffer as
 	 * early as it can, and every piece sent ahead of the offer costs it a
-	 * copy; a receiver that copies anyway costs one round trip.
+	 * copy; a receiver that copies anyway costs one round trip. Past the
+	 * furthest offer: the receiver offers its segments in order, each once
+	 * it has a slot again, that is once earlier bytes landed; the pieces
+	 * posted meanwhile keep the wire busy. Bytes below it that no offer
+	 * covers (a copied prefix, a segment that failed) go through chunks.
 	 */
-	if (seg && !write && !pl && list_empty(&op->places) && op->inflight &&
-	    !op->echoed)
+	if (seg && !write && !pl && op->inflight &&
+	    (op->offer_end ? op->posted >= op->offer_end : !op->echoed))
 		return -EAGAIN;
 	if (pl)
 		n = min(n, pl->off + pl->len - op->posted);
