@@ -52,6 +52,8 @@ enum ordma_seg_state {
  * @buf_len: length of the receive buffer it is part of (destination,
  *	worker)
  * @offered: a PLACE for it was queued (destination, worker)
+ * @wtoken: the window it is part of, for a peer's write, or 0 (a receive
+ *	buffer, or a source)
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it,
  *	and where it is read without the lock
  * @abandoned: the worker gave it up while it was being registered (lock)
@@ -72,6 +74,7 @@ struct ordma_seg {
 	u64 msg_id;
 	u64 buf_len;
 	bool offered;
+	u64 wtoken;
 	enum ordma_seg_state state;
 	bool abandoned;
 	u32 pinned;
@@ -154,6 +157,8 @@ enum ordma_chan_phase {
  * @rx_msg_last: id of the peer's message we last started receiving (worker)
  * @rx_wr_id: the peer's write whose pieces came last (worker)
  * @rx_wr_status: its first failure, or 0 (worker)
+ * @rx_wr: the ranges of our window that write may be placed into, or NULL
+ *	(worker; see ordma_rx_write())
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -236,6 +241,7 @@ struct ordma_chan {
 	u64 rx_msg_last;
 	u64 rx_wr_id;
 	int rx_wr_status;
+	struct ordma_req *rx_wr;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;
@@ -303,6 +309,7 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
+bool ordma_mr_holds_window(struct ordma_chan *chan, u64 token);
 void ordma_mr_init(struct ordma_chan *chan);
 
 extern struct workqueue_struct *ordma_wq;

@@ -40,6 +40,7 @@ struct ordma_file *ordma_file_alloc(void)
 	xa_init_flags(&ofile->objs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
 	init_rwsem(&ofile->windows_rwsem);
+	init_waitqueue_head(&ofile->unplace_wait);
 	spin_lock_init(&ofile->cq_lock);
 	INIT_LIST_HEAD(&ofile->cq);
 	init_waitqueue_head(&ofile->cq_wait);
@@ -212,6 +213,8 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
 	if (!win)
 		return -ENOENT;
 	kfree_rcu(win, rcu);
+	/* Writes being placed into it end first (see xfer.c). */
+	ordma_file_unplace(ofile, token);
 	return 0;
 }
 

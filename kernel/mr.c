@@ -89,6 +89,7 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 
 static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 {
+	bool window = seg->wtoken;
 	unsigned long flags;
 
 	ordma_seg_unprepare(chan, seg);
@@ -97,6 +98,9 @@ static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 	WRITE_ONCE(chan->nsegs, chan->nsegs - 1);
 	spin_unlock_irqrestore(&chan->lock, flags);
 	kfree(seg);
+	/* Unexpose may wait for the window's ranges to be gone. */
+	if (window)
+		wake_up_all(&chan->ofile->unplace_wait);
 	/* A segment slot is free: the worker may want it. */
 	ordma_chan_kick(chan);
 }
@@ -347,6 +351,31 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		kfree(seg);
 	}
 	chan->nsegs = 0;
+	wake_up_all(&chan->ofile->unplace_wait);
+}
+
+/**
+ * ordma_mr_holds_window() - is a range of window @token still registered?
+ * @chan: the channel
+ * @token: the window
+ *
+ * Return: true while a segment registered (or being registered) for a
+ * peer's write into that window lives.
+ */
+bool ordma_mr_holds_window(struct ordma_chan *chan, u64 token)
+{
+	struct ordma_seg *seg;
+	bool held = false;
+
+	spin_lock_irq(&chan->lock);
+	list_for_each_entry(seg, &chan->segs, all_node) {
+		if (seg->wtoken == token) {
+			held = true;
+			break;
+		}
+	}
+	spin_unlock_irq(&chan->lock);
+	return held;
 }
 
 /**

@@ -191,6 +191,8 @@ extern struct ib_client ordma_client;
  * @runq: channels kicked while a task of the owner waited for completions;
  *	each entry holds a channel reference (see ordma_file_wait())
  * @runners: tasks of the owner asleep in ordma_file_wait()
+ * @unplace_wait: unexpose waits here for the window's registered ranges
+ *	to go (see ordma_file_unplace())
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
  */
@@ -209,6 +211,7 @@ struct ordma_file {
 	spinlock_t run_lock;		/* runq, runners */
 	struct list_head runq;		/* run_lock */
 	unsigned int runners;		/* run_lock */
+	wait_queue_head_t unplace_wait;
 };
 
 /**
@@ -300,6 +303,7 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 		      u64 *token);
 int ordma_file_unexpose(struct ordma_file *ofile, u64 token);
+void ordma_file_unplace(struct ordma_file *ofile, u64 token);
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 		       u32 access, u64 *uaddr);
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,

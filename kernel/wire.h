@@ -38,8 +38,11 @@
  *
  * Version 5 adds notifications: a WRITE may end with a NOTIFY, which takes
  * the next message id and completes the receiver's next RECV once the
- * write's bytes are in the window. A WRITE_ACK with F_LAST reports the first
- * failure of any of the write's pieces.
+ * write's bytes are in the window. The ack of a write's last piece reports
+ * the first failure of any of its pieces. And placement into windows: the
+ * window's side of a write may register the window's range the write
+ * covers and offer it (PLACE with ORDMA_WIRE_F_WRITE); the writer then
+ * RDMA WRITEs into it, each write followed by a WRITE_PLACED.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
@@ -83,7 +86,9 @@ enum ordma_wire_opcode {
 	/* Receiver to sender: bytes [@offset, @offset + @total_len) of message
 	 * @op_id may be written at remote address @base with rkey @token; the
 	 * receive buffer is @status + 1 bytes long. May come before the
-	 * message's first piece (an early offer).
+	 * message's first piece (an early offer). With ORDMA_WIRE_F_WRITE:
+	 * window to writer, for write @op_id (@status + 1 bytes long), the
+	 * offsets within the write.
 	 */
 	ORDMA_WIRE_PLACE,
 	/* Sender to receiver: bytes [@offset, @offset + @base) of message
@@ -98,10 +103,18 @@ enum ordma_wire_opcode {
 	 * after its last piece; no payload (version 5).
 	 */
 	ORDMA_WIRE_NOTIFY,
-	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_NOTIFY,
+	/* Writer to window: bytes [@offset, @offset + @base) of the window
+	 * (write @op_id of @total_len bytes, window @token) were written into
+	 * a range offered for that write; no payload. With ORDMA_WIRE_F_LAST
+	 * and @base 0: the write stopped early, nothing more of it comes
+	 * (version 5).
+	 */
+	ORDMA_WIRE_WRITE_PLACED,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_WRITE_PLACED,
 };
 
 #define ORDMA_WIRE_F_LAST	0x1
+#define ORDMA_WIRE_F_WRITE	0x2
 
 /**
  * struct ordma_wire_hdr - header of every message

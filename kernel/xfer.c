@@ -250,7 +250,7 @@ static void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 			      s64 res)
 {
 	ordma_op_put_segs(chan, op, U64_MAX);
-	if (op->op == ORDMA_OP_SEND)
+	if (op->op == ORDMA_OP_SEND || op->op == ORDMA_OP_WRITE)
 		ordma_op_free_places(op);
 	list_del_init(&op->node);
 	atomic64_inc(&chan->ops);
@@ -406,40 +406,6 @@ static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 	list_add_tail(&c->node, &chan->ctrl);
 }
 
-/*
- * The peer writes into one of our windows. The pieces of one write come in
- * a row; the ack of its last piece reports the first failure of any.
- */
-static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
-			   u32 plen, bool mm_ok)
-{
-	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
-	u64 off = le64_to_cpu(hdr->offset), op_id = le64_to_cpu(hdr->op_id);
-	u64 uaddr;
-	int status;
-
-	if (chan->rx_wr_id != op_id) {
-		chan->rx_wr_id = op_id;
-		chan->rx_wr_status = 0;
-	}
-	down_read(&chan->ofile->windows_rwsem);
-	status = ordma_window_check(chan->ofile, le64_to_cpu(hdr->token), base,
-				    total, ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
-	if (!status && (off < base || off - base > total ||
-			plen > total - (off - base)))
-		status = -EPROTO;
-	if (!status && (!mm_ok ||
-			copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
-				     plen)))
-		status = -EREMOTEIO;
-	up_read(&chan->ofile->windows_rwsem);
-	if (status && !chan->rx_wr_status)
-		chan->rx_wr_status = status;
-	if (status || (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST))
-		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, op_id,
-				 chan->rx_wr_status, NULL);
-}
-
 /* Bytes of one of our reads, or its failure. */
 static void ordma_rx_read_resp(struct ordma_chan *chan,
 			       struct ordma_wire_hdr *hdr, u32 plen, bool mm_ok)
@@ -546,9 +512,32 @@ static void ordma_tx_notify(struct ordma_chan *chan, struct ordma_req *op,
 }
 
 /*
+ * A WRITE stops before its last piece (the window failed it, or our buffer
+ * faulted with @err): if pieces went out, tell the window's side that
+ * nothing more comes (it may hold ranges registered for the write), then
+ * notify if asked to. Nothing more of it goes out.
+ */
+static void ordma_tx_write_stop(struct ordma_chan *chan, struct ordma_req *op,
+				int err)
+{
+	struct ordma_wire_hdr h = {};
+
+	if (op->posted && op->posted < op->len) {
+		h.flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+		h.offset = cpu_to_le64(op->offset + op->posted);
+		h.total_len = cpu_to_le64(op->len);
+		h.token = cpu_to_le64(op->token);
+		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_PLACED, op->op_id, 0, &h);
+	}
+	ordma_tx_notify(chan, op, err);
+	op->posted = op->len;
+}
+
+/*
  * The receiver offers a range of a message's receive buffer: remember it
  * for that message if it is still going out, or for when it starts (an
- * early offer, made when the receive was posted). An offer for a message
+ * early offer, made when the receive was posted); or the window's side
+ * offers a range of one of our writes. An offer for a message
  * that is done or does not fit the buffer is ignored; a malformed one is a
  * protocol error, and so is holding more offers than a receiver has
  * segments (ranges we have sent past are forgotten first).
@@ -564,7 +553,13 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 	if (!msg_id || !len || off >= ORDMA_MAX_LEN || len > ORDMA_MAX_LEN - off ||
 	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
 		return -EPROTO;
-	if (msg_id >= chan->next_msg_id) {
+	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_WRITE) {
+		/* For one of our writes (window offsets within it). */
+		op = ordma_op_find(&chan->writeq, msg_id);
+		if (!op || op->posted >= op->len)
+			return 0;
+		places = &op->places;
+	} else if (msg_id >= chan->next_msg_id) {
 		op = NULL;
 		places = &chan->tx_early;
 	} else {
@@ -603,95 +598,6 @@ static bool ordma_wire_payload_class(u8 opcode)
 static u32 ordma_rx_credit(struct ordma_chan *chan)
 {
 	return chan->rx_credit_posted - chan->rx_credit_hdr;
-}
-
-/* Check a received message and route it; returns false to recycle now. */
-static bool ordma_rx_dispatch(struct ordma_chan *chan,
-			      struct ordma_chunk *chunk, bool mm_ok)
-{
-	struct ordma_wire_hdr *hdr = chunk->buf;
-	struct ordma_req *op;
-	u32 plen;
-	s64 res;
-
-	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
-				   DMA_FROM_DEVICE);
-	if (chunk->len < ORDMA_HDR_LEN || hdr->version != ORDMA_WIRE_VERSION ||
-	    !hdr->opcode || hdr->opcode > ORDMA_WIRE_OPCODE_MAX)
-		goto bad;
-	plen = le32_to_cpu(hdr->payload_len);
-	if (plen != chunk->len - ORDMA_HDR_LEN)
-		goto bad;
-	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
-	if (ordma_wire_payload_class(hdr->opcode))
-		chan->rx_credit_used++;
-	else
-		chan->rx_credit_hdr++;
-	atomic64_add(plen, &chan->bytes_rx);
-	atomic64_add(plen, &chan->odev->bytes_rx);
-
-	switch (hdr->opcode) {
-	case ORDMA_WIRE_MSG:
-		if (!plen || le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
-			goto bad;
-		fallthrough;
-	case ORDMA_WIRE_MSG_ABORT:
-		list_add_tail(&chunk->node, &chan->rx_msgs);
-		return true;
-	case ORDMA_WIRE_MSG_PLACED:
-		if (plen || !le64_to_cpu(hdr->base))
-			goto bad;
-		list_add_tail(&chunk->node, &chan->rx_msgs);
-		return true;
-	case ORDMA_WIRE_PLACE:
-		if (ordma_rx_place(chan, hdr))
-			goto bad;
-		return false;
-	case ORDMA_WIRE_CREDIT:
-		if (plen)
-			goto bad;
-		return false;
-	case ORDMA_WIRE_NOTIFY:
-		/* Right after the write's pieces; a message for a RECV. */
-		if (plen || !le64_to_cpu(hdr->op_id) ||
-		    le64_to_cpu(hdr->base) != chan->rx_wr_id)
-			goto bad;
-		/* The write's result: ours first, else the writer's. */
-		if (chan->rx_wr_status)
-			hdr->status = cpu_to_le32(-chan->rx_wr_status);
-		list_add_tail(&chunk->node, &chan->rx_msgs);
-		return true;
-	case ORDMA_WIRE_WRITE:
-		ordma_rx_write(chan, hdr, plen, mm_ok);
-		return false;
-	case ORDMA_WIRE_WRITE_ACK:
-		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
-		if (!op)
-			return false;
-		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
-						MAX_ERRNO) : (s64)op->len;
-		/* The first failure stays; a failed write stops (ordma_tx_fill_op). */
-		if (op->res >= 0)
-			op->res = res;
-		if (!op->inflight) {
-			ordma_tx_notify(chan, op, 0);
-			ordma_op_complete(chan, op, op->res);
-		}
-		return false;
-	case ORDMA_WIRE_READ_REQ:
-		if (!le64_to_cpu(hdr->total_len) ||
-		    le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
-			goto bad;
-		hdr->offset = 0;	/* reused: bytes sent so far */
-		list_add_tail(&chunk->node, &chan->remote_reads);
-		return true;
-	case ORDMA_WIRE_READ_RESP:
-		ordma_rx_read_resp(chan, hdr, plen, mm_ok);
-		return false;
-	}
-bad:
-	ordma_chan_fail(chan, -EPROTO);
-	return false;
 }
 
 /*
@@ -747,6 +653,8 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		seg->off = op->seg_next;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
+		if (write && op->op == ORDMA_OP_WRITE)
+			seg->wtoken = op->token;
 		list_add_tail(&seg->op_node, &op->segs);
 		op->seg_next += end - start;
 		op->seg_len = min(op->seg_len * 2, op->seg_max);
@@ -851,6 +759,316 @@ static bool ordma_rx_offered(struct ordma_req *op, u64 off, u64 n)
 		if (seg->offered && off >= seg->off &&
 		    off - seg->off <= seg->len && n <= seg->len - (off - seg->off))
 			return true;
+	return false;
+}
+
+/* ---- one-sided writes into our windows ---------------------------------- */
+
+/*
+ * A peer's write into one of our windows comes in pieces, in a row (a
+ * writer sends one write at a time; messages may come between). The ack of
+ * its last piece reports the first failure of any (@rx_wr_status).
+ *
+ * Placement. At the write's first piece the planner may choose to register
+ * the window's range the write covers: that range is planned like a receive
+ * buffer (chan->rx_wr, an ordma_req of our own that never completes to
+ * user space), its segments are offered with PLACE and ORDMA_WIRE_F_WRITE,
+ * and the writer RDMA WRITEs into them, each followed by a WRITE_PLACED.
+ * Nothing is offered once the window is gone: segments are asked for
+ * under windows_rwsem after a window check. The ranges stay registered
+ * until the write ends (its last piece, a WRITE_PLACED saying it stopped
+ * early, the next write's first piece: the RC queue pair has delivered
+ * everything of it by then) or the channel dies; ORDMA_IOC_UNEXPOSE waits
+ * for that (ordma_file_unplace()).
+ */
+static void ordma_rx_wr_end(struct ordma_chan *chan)
+{
+	struct ordma_req *wt = chan->rx_wr;
+
+	if (!wt)
+		return;
+	chan->rx_wr = NULL;
+	ordma_op_put_segs(chan, wt, U64_MAX);
+	kfree(wt);
+}
+
+/*
+ * Bytes up to @done of the write landed: the segments below are of no use
+ * any more, the next ones are asked for if the window is still there.
+ */
+static void ordma_rx_wr_advance(struct ordma_chan *chan, u64 done)
+{
+	struct ordma_req *wt = chan->rx_wr;
+	u64 uaddr;
+
+	wt->done = done;
+	ordma_op_put_segs(chan, wt, done);
+	if (wt->seg_next >= wt->len)
+		return;
+	down_read(&chan->ofile->windows_rwsem);
+	if (!ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
+				ORDMA_ACCESS_REMOTE_WRITE, &uaddr))
+		ordma_op_ask_segs(chan, wt, wt->len, wt->len, true);
+	up_read(&chan->ofile->windows_rwsem);
+}
+
+/*
+ * The first piece (@first bytes) of write @op_id, of @total bytes at window
+ * offset @base of window @token (at @uaddr, checked): plan its range. The
+ * caller holds windows_rwsem for read.
+ */
+static void ordma_rx_wr_start(struct ordma_chan *chan, u64 op_id, u64 token,
+			      u64 uaddr, u64 base, u64 total, u64 first)
+{
+	struct ordma_req *wt = kzalloc(sizeof(*wt), GFP_KERNEL);
+
+	if (!wt)
+		return;		/* copied, then */
+	wt->op = ORDMA_OP_WRITE;
+	wt->op_id = op_id;
+	wt->token = token;
+	wt->offset = base;
+	wt->addr = uaddr + base;
+	wt->len = total;
+	wt->done = first;
+	INIT_LIST_HEAD(&wt->segs);
+	INIT_LIST_HEAD(&wt->places);
+	ordma_rx_plan_from(chan, wt, total, first, U64_MAX);
+	if (!wt->seg_len) {
+		kfree(wt);
+		return;
+	}
+	chan->rx_wr = wt;
+}
+
+/* A piece of a write through a chunk: copy it into the window. */
+static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
+			   u32 plen, bool mm_ok)
+{
+	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
+	u64 off = le64_to_cpu(hdr->offset), op_id = le64_to_cpu(hdr->op_id);
+	u64 token = le64_to_cpu(hdr->token), uaddr;
+	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
+	int status;
+
+	if (chan->rx_wr_id != op_id) {
+		ordma_rx_wr_end(chan);
+		chan->rx_wr_id = op_id;
+		chan->rx_wr_status = 0;
+	}
+	down_read(&chan->ofile->windows_rwsem);
+	status = ordma_window_check(chan->ofile, token, base, total,
+				    ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+	if (!status && (off < base || off - base > total ||
+			plen > total - (off - base)))
+		status = -EPROTO;
+	if (!status && (!mm_ok ||
+			copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
+				     plen)))
+		status = -EREMOTEIO;
+	if (!status && !last && !chan->rx_wr && off == base && mm_ok)
+		ordma_rx_wr_start(chan, op_id, token, uaddr, base, total, plen);
+	up_read(&chan->ofile->windows_rwsem);
+	if (!status && chan->rx_wr && !last)
+		ordma_rx_wr_advance(chan, off - base + plen);
+	if (status && !chan->rx_wr_status)
+		chan->rx_wr_status = status;
+	if (status || last)
+		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, op_id,
+				 chan->rx_wr_status, NULL);
+	if (last)
+		ordma_rx_wr_end(chan);
+}
+
+/*
+ * The writer wrote bytes into a range we offered for its write, or says
+ * the write stopped early. Anything else is a protocol error.
+ */
+static int ordma_rx_write_placed(struct ordma_chan *chan,
+				 struct ordma_wire_hdr *hdr)
+{
+	u64 off = le64_to_cpu(hdr->offset), n = le64_to_cpu(hdr->base);
+	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
+	struct ordma_req *wt = chan->rx_wr;
+	u64 rel;
+
+	if (le64_to_cpu(hdr->op_id) != chan->rx_wr_id)
+		return -EPROTO;
+	if (!n) {
+		if (!last)
+			return -EPROTO;
+		ordma_rx_wr_end(chan);
+		return 0;
+	}
+	if (!wt || off < wt->offset)
+		return -EPROTO;
+	rel = off - wt->offset;
+	if (rel != wt->done || n > wt->len - rel ||
+	    !ordma_rx_offered(wt, rel, n) || (last && rel + n != wt->len))
+		return -EPROTO;
+	atomic64_add(n, &chan->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_placed);
+	if (!last) {
+		ordma_rx_wr_advance(chan, rel + n);
+		return 0;
+	}
+	ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, chan->rx_wr_id,
+			 chan->rx_wr_status, NULL);
+	ordma_rx_wr_end(chan);
+	return 0;
+}
+
+/* How long unexpose lets a write being placed into the window go on. */
+#define ORDMA_UNPLACE_WAIT	(10 * HZ)
+
+static bool ordma_file_places(struct ordma_file *ofile, u64 token)
+{
+	struct ordma_obj *obj;
+	unsigned long id;
+	bool held = false;
+
+	xa_lock(&ofile->objs);
+	xa_for_each(&ofile->objs, id, obj) {
+		if (obj->kind == ORDMA_KIND_CHAN &&
+		    ordma_mr_holds_window((struct ordma_chan *)obj, token)) {
+			held = true;
+			break;
+		}
+	}
+	xa_unlock(&ofile->objs);
+	return held;
+}
+
+/**
+ * ordma_file_unplace() - wait until no peer can write into a window
+ * @ofile: the file
+ * @token: a window just unexposed
+ *
+ * Writes into the window that were being placed go on until they end
+ * (later pieces through chunks fail with ENOENT, so the writers stop), and
+ * their ranges are deregistered. A writer that does not end its write
+ * within ORDMA_UNPLACE_WAIT loses the ranges anyway: its next RDMA WRITE
+ * into them fails its channel.
+ */
+void ordma_file_unplace(struct ordma_file *ofile, u64 token)
+{
+	struct ordma_chan *chan;
+	struct ordma_obj *obj;
+	unsigned long id;
+
+	if (wait_event_timeout(ofile->unplace_wait,
+			       !ordma_file_places(ofile, token),
+			       ORDMA_UNPLACE_WAIT))
+		return;
+	xa_lock(&ofile->objs);
+	xa_for_each(&ofile->objs, id, obj) {
+		if (obj->kind != ORDMA_KIND_CHAN)
+			continue;
+		chan = (struct ordma_chan *)obj;
+		ordma_chan_get(chan);
+		xa_unlock(&ofile->objs);
+		mutex_lock(&chan->run);
+		if (chan->rx_wr && chan->rx_wr->token == token)
+			ordma_rx_wr_end(chan);
+		mutex_unlock(&chan->run);
+		ordma_chan_put(chan);
+		xa_lock(&ofile->objs);
+	}
+	xa_unlock(&ofile->objs);
+	wait_event(ofile->unplace_wait, !ordma_file_places(ofile, token));
+}
+
+/* Check a received message and route it; returns false to recycle now. */
+static bool ordma_rx_dispatch(struct ordma_chan *chan,
+			      struct ordma_chunk *chunk, bool mm_ok)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	struct ordma_req *op;
+	u32 plen;
+	s64 res;
+
+	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
+				   DMA_FROM_DEVICE);
+	if (chunk->len < ORDMA_HDR_LEN || hdr->version != ORDMA_WIRE_VERSION ||
+	    !hdr->opcode || hdr->opcode > ORDMA_WIRE_OPCODE_MAX)
+		goto bad;
+	plen = le32_to_cpu(hdr->payload_len);
+	if (plen != chunk->len - ORDMA_HDR_LEN)
+		goto bad;
+	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
+	if (ordma_wire_payload_class(hdr->opcode))
+		chan->rx_credit_used++;
+	else
+		chan->rx_credit_hdr++;
+	atomic64_add(plen, &chan->bytes_rx);
+	atomic64_add(plen, &chan->odev->bytes_rx);
+
+	switch (hdr->opcode) {
+	case ORDMA_WIRE_MSG:
+		if (!plen || le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+			goto bad;
+		fallthrough;
+	case ORDMA_WIRE_MSG_ABORT:
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
+	case ORDMA_WIRE_MSG_PLACED:
+		if (plen || !le64_to_cpu(hdr->base))
+			goto bad;
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
+	case ORDMA_WIRE_PLACE:
+		if (ordma_rx_place(chan, hdr))
+			goto bad;
+		return false;
+	case ORDMA_WIRE_CREDIT:
+		if (plen)
+			goto bad;
+		return false;
+	case ORDMA_WIRE_NOTIFY:
+		/* Right after the write's pieces; a message for a RECV. */
+		if (plen || !le64_to_cpu(hdr->op_id) ||
+		    le64_to_cpu(hdr->base) != chan->rx_wr_id)
+			goto bad;
+		/* The write's result: ours first, else the writer's. */
+		if (chan->rx_wr_status)
+			hdr->status = cpu_to_le32(-chan->rx_wr_status);
+		list_add_tail(&chunk->node, &chan->rx_msgs);
+		return true;
+	case ORDMA_WIRE_WRITE:
+		ordma_rx_write(chan, hdr, plen, mm_ok);
+		return false;
+	case ORDMA_WIRE_WRITE_PLACED:
+		if (plen || ordma_rx_write_placed(chan, hdr))
+			goto bad;
+		return false;
+	case ORDMA_WIRE_WRITE_ACK:
+		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
+		if (!op)
+			return false;
+		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
+						MAX_ERRNO) : (s64)op->len;
+		/* The first failure stays; a failed write stops (ordma_tx_fill_op). */
+		if (op->res >= 0)
+			op->res = res;
+		if (!op->inflight) {
+			ordma_tx_write_stop(chan, op, 0);
+			ordma_op_complete(chan, op, op->res);
+		}
+		return false;
+	case ORDMA_WIRE_READ_REQ:
+		if (!le64_to_cpu(hdr->total_len) ||
+		    le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+			goto bad;
+		hdr->offset = 0;	/* reused: bytes sent so far */
+		list_add_tail(&chunk->node, &chan->remote_reads);
+		return true;
+	case ORDMA_WIRE_READ_RESP:
+		ordma_rx_read_resp(chan, hdr, plen, mm_ok);
+		return false;
+	}
+bad:
+	ordma_chan_fail(chan, -EPROTO);
 	return false;
 }
 
@@ -1073,6 +1291,8 @@ static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
 	req.token = cpu_to_le64(seg->mr->rkey);
 	/* 1 <= buf_len <= ORDMA_MAX_LEN = 2^32 */
 	req.status = cpu_to_le32(seg->buf_len - 1);
+	if (seg->wtoken)
+		req.flags = cpu_to_le16(ORDMA_WIRE_F_WRITE);
 	ordma_ctrl_queue(chan, ORDMA_WIRE_PLACE, seg->msg_id, 0, &req);
 	seg->offered = true;
 }
@@ -1190,9 +1410,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	u64 t0;
 
 	if (write && op->res < 0) {
-		/* The window failed it: nothing more goes out. */
-		ordma_tx_notify(chan, op, 0);
-		op->posted = op->len;
+		/* The window failed it. */
+		ordma_tx_write_stop(chan, op, 0);
 		return 0;
 	}
 	if (!op->planned)
@@ -1206,20 +1425,25 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	}
 	if (!write && !op->op_id)
 		op->op_id = ordma_tx_start_msg(chan, op);
-	pl = write ? NULL : ordma_tx_place(op, op->posted);
+	pl = ordma_tx_place(op, op->posted);
 	/*
 	 * Zero-copy with no offer for these bytes, while a piece is on the
-	 * wire. Before any offer: one piece until a piece comes back or an
-	 * offer comes. A receiver planning zero-copy offers its buffer as
-	 * early as it can, and every piece sent ahead of the offer costs it a
-	 * copy; a receiver that copies anyway costs one round trip. Past the
-	 * furthest offer: the receiver offers its segments in order, each once
-	 * it has a slot again, that is once earlier bytes landed; the pieces
-	 * posted meanwhile keep the wire busy. Bytes below it that no offer
-	 * covers (a copied prefix, a segment that failed) go through chunks.
+	 * wire. Before any offer, a SEND sends one piece until a piece comes
+	 * back or an offer comes: a receiver planning zero-copy offers its
+	 * buffer as early as it can (before the message when it can), and
+	 * every piece sent ahead of the offer costs it a copy; a receiver that
+	 * copies anyway costs one round trip. A WRITE's window side learns of
+	 * the write from its first piece, and its offer comes well after that
+	 * piece's completion: a WRITE keeps one piece on the wire until then.
+	 * Past the furthest offer: the receiver offers its segments in order,
+	 * each once it has a slot again, that is once earlier bytes landed;
+	 * the pieces posted meanwhile keep the wire busy. Bytes below it that
+	 * no offer covers (a copied prefix, a segment that failed) go through
+	 * chunks.
 	 */
-	if (seg && !write && !pl && op->inflight &&
-	    (op->offer_end ? op->posted >= op->offer_end : !op->echoed))
+	if (seg && !pl && op->inflight &&
+	    (op->offer_end ? op->posted >= op->offer_end :
+			     write || !op->echoed))
 		return -EAGAIN;
 	if (pl)
 		n = min(n, pl->off + pl->len - op->posted);
@@ -1259,7 +1483,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			op->op_id = 0;
 		}
 		if (write)
-			ordma_tx_notify(chan, op, -EFAULT);
+			ordma_tx_write_stop(chan, op, -EFAULT);
 		op->posted = op->len;	/* nothing more goes out */
 		return 0;
 	} else if (n >= PAGE_SIZE) {
@@ -1281,7 +1505,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	hdr->op_id = cpu_to_le64(op->op_id);
 	if (pl) {
 		/* The bytes go by RDMA WRITE; the header says where. */
-		hdr->opcode = ORDMA_WIRE_MSG_PLACED;
+		hdr->opcode = write ? ORDMA_WIRE_WRITE_PLACED :
+				      ORDMA_WIRE_MSG_PLACED;
 		hdr->payload_len = 0;
 		hdr->base = cpu_to_le64(n);
 		chunk->raddr = pl->addr + (op->posted - pl->off);
@@ -1606,6 +1831,7 @@ static void ordma_xfer_take_submitted(struct ordma_chan *chan,
 			break;
 		case ORDMA_OP_WRITE:
 			INIT_LIST_HEAD(&op->segs);
+			INIT_LIST_HEAD(&op->places);
 			op->op_id = chan->next_op_id++;
 			list_add_tail(&op->node, &chan->writeq);
 			break;
@@ -1693,6 +1919,7 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 		kfree(c);
 	}
 	ordma_places_prune(&chan->tx_early, U64_MAX);
+	ordma_rx_wr_end(chan);
 }
 
 /* One pass over everything; true if anything moved. */

@@ -641,4 +641,66 @@ TEST_F_TIMEOUT(life, many_channels, 240)
 	ASSERT_EQ(0, chan_pair_join(p, 120000));
 }
 
+/*
+ * The window's owner unexposes it while a big write into it is being
+ * placed: the write completes (its bytes all landed first) or fails with
+ * ENOENT, and once unexpose has returned nothing more lands in that memory.
+ * The channel goes on working.
+ */
+#define UW_LEN	((long long)scaled(32 * MiB, 8 * MiB))
+
+static int peer_unexpose_mid_write(struct chan_pair *p, void *arg)
+{
+	unsigned char *win = chan_buf(UW_LEN, 0), msg[16];
+	__u64 tok;
+	long long i;
+
+	PEER_CHECK(win);
+	memset(win, 0, UW_LEN);
+	PEER_EQ(0, chan_expose(p->fd, win, UW_LEN, ORDMA_ACCESS_REMOTE_WRITE,
+			       &tok));
+	PEER_EQ(sizeof(tok), do_send(p->fd, p->chan[0], &tok, sizeof(tok)));
+	PEER_EQ(0, ctl_expect(p->ctl, 'W', 60000));
+	chan_sleep_ms(20);
+	PEER_EQ(0, chan_unexpose(p->fd, tok));
+	memset(win, 0x5a, UW_LEN);
+	PEER_EQ(0, ctl_signal(p->ctl, 'U'));
+	/* The writer is done; whatever it did, it is not in this memory. */
+	PEER_EQ(0, ctl_expect(p->ctl, 'D', 120000));
+	for (i = 0; i < UW_LEN && win[i] == 0x5a; i++)
+		;
+	PEER_EQ(UW_LEN, i);
+	PEER_EQ(3, do_recv(p->fd, p->chan[0], msg, sizeof(msg)));
+	chan_buf_free(win, UW_LEN, 0);
+	return 0;
+}
+
+TEST_F_TIMEOUT(life, unexpose_while_placed, 120)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *src = chan_buf(UW_LEN, 0);
+	struct ordma_cqe cqe;
+	__u64 tok;
+
+	ASSERT_NE(NULL, src);
+	memset(src, 0xc3, UW_LEN);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_unexpose_mid_write, NULL));
+	ASSERT_EQ((long long)sizeof(tok),
+		  do_recv(p->fd, p->chan[0], &tok, sizeof(tok)));
+	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_WRITE, p->chan[0], src, UW_LEN, 1,
+			     tok, 0, 0));
+	ASSERT_EQ(0, ctl_signal(p->ctl, 'W'));
+	ASSERT_EQ(0, xwait(p->fd, &cqe, CHAN_WAIT_MS));
+	ASSERT_TRUE(cqe.res == UW_LEN || cqe.res == -ENOENT)
+		TH_LOG("write: %lld", (long long)cqe.res);
+	ASSERT_EQ(0, ctl_expect(p->ctl, 'U', 60000));
+	/* A write after unexpose lands nowhere. */
+	ASSERT_EQ(-ENOENT, do_write(p->fd, p->chan[0], src, 4 * MiB, tok, 0));
+	ASSERT_EQ(0, ctl_signal(p->ctl, 'D'));
+	ASSERT_EQ(3, do_send(p->fd, p->chan[0], "abc", 3));
+	ASSERT_EQ(0, chan_pair_join(p, 60000));
+	chan_buf_free(src, UW_LEN, 0);
+}
+
 TEST_HARNESS_MAIN

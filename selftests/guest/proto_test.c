@@ -41,7 +41,9 @@ struct wire_hdr {
 #define WIRE_MSG_PLACED	8
 #define WIRE_CREDIT	9
 #define WIRE_NOTIFY	10
+#define WIRE_WRITE_PLACED 11
 #define WIRE_F_LAST	1
+#define WIRE_F_WRITE	2
 
 FIXTURE(proto) {
 	int fd;
@@ -499,7 +501,7 @@ struct place_peer {
 	struct ibv_mr *hdrs_mr;
 	unsigned char piece[65536];	/* one MSG: header + payload */
 	struct ibv_mr *piece_mr;
-	int offers[8];		/* receive buffers holding a PLACE, in order */
+	struct wire_hdr offers[16];	/* ordma's PLACEs, in order */
 	int noffers;
 	uint32_t acks[8];	/* status of each WRITE_ACK, in order */
 	int nacks;
@@ -559,8 +561,8 @@ static void place_peer_fini(struct place_peer *pp)
 }
 
 /*
- * Note a receive completion: ordma sent us something. A PLACE is kept;
- * anything else (its CREDITs) gives the buffer back at once.
+ * Note a receive completion: ordma sent us something. A PLACE and the status
+ * of a WRITE_ACK are kept; the buffer goes back at once.
  */
 static void place_note_recv(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 			    struct ibv_wc *wc)
@@ -569,10 +571,8 @@ static void place_note_recv(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 
 	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV)
 		return;
-	if (pp->hdrs[i].opcode == WIRE_PLACE && pp->noffers < 8) {
-		pp->offers[pp->noffers++] = i;
-		return;
-	}
+	if (pp->hdrs[i].opcode == WIRE_PLACE && pp->noffers < 16)
+		pp->offers[pp->noffers++] = pp->hdrs[i];
 	if (pp->hdrs[i].opcode == WIRE_WRITE_ACK && pp->nacks < 8)
 		pp->acks[pp->nacks++] = pp->hdrs[i].status;
 	place_post_recv(self, pp, i);
@@ -645,10 +645,10 @@ static int place_send_range(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 	return 0;
 }
 
-/* RDMA WRITE [off, off + len) to raddr/rkey, then MSG_PLACED for @msg. */
-static int place_write(FIXTURE_DATA(proto) *self, struct place_peer *pp,
-		       size_t off, size_t len, uint64_t raddr, uint32_t rkey,
-		       uint64_t msg)
+/* RDMA WRITE [off, off + len) of the pattern to raddr/rkey, then @hdr. */
+static int place_write_hdr(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			   size_t off, size_t len, uint64_t raddr,
+			   uint32_t rkey, const struct wire_hdr *hdr)
 {
 	struct wire_hdr *h = (struct wire_hdr *)pp->piece;
 	struct ibv_sge wsge = { .addr = (uintptr_t)pp->src + off,
@@ -666,34 +666,49 @@ static int place_write(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 
 	wwr.wr.rdma.remote_addr = raddr;
 	wwr.wr.rdma.rkey = rkey;
-	memset(h, 0, sizeof(*h));
-	h->version = WIRE_VERSION;
-	h->opcode = WIRE_MSG_PLACED;
-	h->total_len = PL_LEN;
-	h->offset = off;
-	h->base = len;
-	h->op_id = msg;
+	*h = *hdr;
 	return place_post(self, pp, &wwr);
+}
+
+/* RDMA WRITE [off, off + len) to raddr/rkey, then MSG_PLACED for @msg. */
+static int place_write(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		       size_t off, size_t len, uint64_t raddr, uint32_t rkey,
+		       uint64_t msg)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION,
+			      .opcode = WIRE_MSG_PLACED, .total_len = PL_LEN,
+			      .offset = off, .base = len, .op_id = msg };
+
+	return place_write_hdr(self, pp, off, len, raddr, rkey, &h);
+}
+
+/* Poll until *@count (offers or acks noted) reaches @n. */
+static int place_wait_for(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			  const int *count, int n)
+{
+	struct ibv_wc wc;
+	int k, tries = 0;
+
+	while (*count < n) {
+		k = ibv_poll_cq(self->cq, 1, &wc);
+		if (k < 0 || (k == 0 && tries++ > 20000))
+			return -1;
+		if (k == 0)
+			usleep(1000);
+		else
+			place_note_recv(self, pp, &wc);
+	}
+	return 0;
 }
 
 /* Wait for ordma's first PLACE; fill @h with it. */
 static int place_wait_offer(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 			    struct wire_hdr *h)
 {
-	struct ibv_wc wc;
-	int n, tries = 0;
-
-	while (!pp->noffers) {
-		n = ibv_poll_cq(self->cq, 1, &wc);
-		if (n < 0 || (n == 0 && tries++ > 20000))
-			return -1;
-		if (n == 0)
-			usleep(1000);
-		else
-			place_note_recv(self, pp, &wc);
-	}
-	*h = pp->hdrs[pp->offers[0]];
-	return h->opcode == WIRE_PLACE ? 0 : -1;
+	if (place_wait_for(self, pp, &pp->noffers, 1))
+		return -1;
+	*h = pp->offers[0];
+	return 0;
 }
 
 static int sysfs_get(const char *attr, unsigned long long *v)
@@ -847,25 +862,6 @@ static int wire_send(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 	return place_post(self, pp, &wr);
 }
 
-/* Wait until ordma has sent @n WRITE_ACKs. */
-static int wire_wait_acks(FIXTURE_DATA(proto) *self, struct place_peer *pp,
-			  int n)
-{
-	struct ibv_wc wc;
-	int k, tries = 0;
-
-	while (pp->nacks < n) {
-		k = ibv_poll_cq(self->cq, 1, &wc);
-		if (k < 0 || (k == 0 && tries++ > 20000))
-			return -1;
-		if (k == 0)
-			usleep(1000);
-		else
-			place_note_recv(self, pp, &wc);
-	}
-	return 0;
-}
-
 static __u64 expose_window(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(proto) *self, void *win, size_t len)
 {
@@ -914,7 +910,7 @@ TEST_F(proto, notify_reports_first_failure_of_write)
 	h.op_id = 1;		/* the first message */
 	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
 	EXPECT_EQ(-EREMOTEIO, wait_res(self->fd));
-	ASSERT_EQ(0, wire_wait_acks(self, &pp, 2));
+	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 2));
 	EXPECT_EQ((uint32_t)EREMOTEIO, pp.acks[0]);
 	EXPECT_EQ((uint32_t)EREMOTEIO, pp.acks[1]);
 	for (i = 0; i < 4096 && win[4096 + i] == 0x5c; i++)
@@ -936,6 +932,97 @@ TEST_F(proto, notify_reports_first_failure_of_write)
 	EXPECT_EQ(0, memcmp(small, "abc", 3));
 	place_peer_fini(&pp);
 	munmap(win + 4096, 4096);
+}
+
+/*
+ * The first piece of a 1 MiB write into a window, in mode zerocopy: the
+ * window's side registers the rest and offers it (PLACE with F_WRITE, for
+ * write 1, offsets within the write, the write's length); the peer RDMA
+ * WRITEs into each range and says so with WRITE_PLACED, the last with
+ * F_LAST, and gets one ack with status 0. Every byte is in the window.
+ */
+TEST_F(proto, peer_places_write_into_window)
+{
+	unsigned char *win = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .payload_len = PL_FIRST, .total_len = PL_LEN,
+			      .op_id = 1 };
+	unsigned long long placed0, placed1;
+	unsigned char small[64];
+	struct place_peer pp;
+	struct wire_hdr *o;
+	size_t i, done = PL_FIRST, n;
+	int k;
+
+	ASSERT_NE(MAP_FAILED, win);
+	memset(win, 0, PL_LEN);
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, small, sizeof(small));
+	h.token = expose_window(_metadata, self, win, PL_LEN);
+	ASSERT_EQ(0, wire_send(self, &pp, &h, pp.src));
+	/* Offers come in the write's order; place each as it comes. */
+	for (k = 0; done < PL_LEN; k++) {
+		ASSERT_GT(16, k);
+		ASSERT_EQ(0, place_wait_for(self, &pp, &pp.noffers, k + 1));
+		o = &pp.offers[k];
+		ASSERT_EQ(WIRE_PLACE, o->opcode);
+		ASSERT_EQ(WIRE_F_WRITE, o->flags);
+		ASSERT_EQ((uint64_t)1, o->op_id);
+		ASSERT_EQ((uint32_t)(PL_LEN - 1), o->status);
+		ASSERT_EQ(done, o->offset);
+		n = o->total_len < PL_LEN - done ? o->total_len : PL_LEN - done;
+		h.opcode = WIRE_WRITE_PLACED;
+		h.payload_len = 0;
+		h.offset = done;
+		h.base = n;
+		h.flags = done + n == PL_LEN ? WIRE_F_LAST : 0;
+		ASSERT_EQ(0, place_write_hdr(self, &pp, done, n, o->base,
+					     (uint32_t)o->token, &h));
+		done += n;
+	}
+	EXPECT_EQ(0, mode_write("auto"));
+	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 1));
+	EXPECT_EQ(0U, pp.acks[0]);
+	for (i = 0; i < PL_LEN && win[i] == pl_byte(i); i++)
+		;
+	ASSERT_EQ((size_t)PL_LEN, i) TH_LOG("first wrong byte at %zu", i);
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed1));
+	ASSERT_EQ((unsigned long long)(PL_LEN - PL_FIRST), placed1 - placed0);
+	place_peer_fini(&pp);
+	munmap(win, PL_LEN);
+}
+
+/* A WRITE_PLACED for bytes the window's side never offered: EPROTO. */
+TEST_F(proto, write_placed_without_offer_closes_channel)
+{
+	unsigned char *win = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .payload_len = PL_FIRST, .total_len = PL_LEN,
+			      .op_id = 1 };
+	unsigned char small[64] = { 0 };
+	struct place_peer pp;
+
+	ASSERT_NE(MAP_FAILED, win);
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, small, sizeof(small));
+	h.token = expose_window(_metadata, self, win, PL_LEN);
+	ASSERT_EQ(0, wire_send(self, &pp, &h, pp.src));
+	h.opcode = WIRE_WRITE_PLACED;
+	h.payload_len = 0;
+	h.offset = PL_FIRST;
+	h.base = 4096;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+	place_peer_fini(&pp);
+	munmap(win, PL_LEN);
 }
 
 /* A NOTIFY for a write that never came: EPROTO. */

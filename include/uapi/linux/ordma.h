@@ -285,7 +285,9 @@ struct ordma_expose {
  * @flags: must be 0
  * @token: the token ORDMA_IOC_EXPOSE returned
  *
- * Later accesses by peers fail (ENOENT in their completion).
+ * Later accesses by peers fail (ENOENT in their completion). A peer's write
+ * being placed into the window (written by RDMA straight into its memory)
+ * ends first: when the call returns nothing more lands there.
  */
 struct ordma_unexpose {
 	__u32 size;
