@@ -48,12 +48,15 @@ enum ordma_seg_state {
  * @off: offset of the range in its operation's buffer (worker)
  * @len: length of the range
  * @write: a destination: registered for the peer's RDMA WRITE
- * @msg_id: the message it receives (destination, worker)
- * @buf_len: length of the receive buffer it is part of (destination,
+ * @msg_id: the message it receives, or the peer's write (destination,
  *	worker)
+ * @buf_len: length of the receive buffer or of the write it is part of
+ *	(destination, worker)
  * @offered: a PLACE for it was queued (destination, worker)
  * @wtoken: the window it is part of, for a peer's write, or 0 (a receive
  *	buffer, or a source)
+ * @w_node: on the file's wsegs while it lives, if @wtoken (file wsegs_lock)
+ * @chan: its channel (window segments: for ordma_file_unplace())
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it,
  *	and where it is read without the lock
  * @abandoned: the worker gave it up while it was being registered (lock)
@@ -75,6 +78,8 @@ struct ordma_seg {
 	u64 buf_len;
 	bool offered;
 	u64 wtoken;
+	struct list_head w_node;
+	struct ordma_chan *chan;
 	enum ordma_seg_state state;
 	bool abandoned;
 	u32 pinned;
@@ -158,7 +163,9 @@ enum ordma_chan_phase {
  * @rx_wr_id: the peer's write whose pieces came last (worker)
  * @rx_wr_status: its first failure, or 0 (worker)
  * @rx_wr: the ranges of our window that write may be placed into, or NULL
- *	(worker; see ordma_rx_write())
+ *	(worker, or close once the worker is stopped; see ordma_rx_write())
+ * @rx_wr_revoke: unexpose asks the worker to give back @rx_wr if its
+ *	window is gone (WRITE_ONCE/READ_ONCE)
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -242,6 +249,7 @@ struct ordma_chan {
 	u64 rx_wr_id;
 	int rx_wr_status;
 	struct ordma_req *rx_wr;
+	bool rx_wr_revoke;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;
@@ -305,11 +313,12 @@ void ordma_chan_fail(struct ordma_chan *chan, int err);
 /* mr.c */
 void ordma_mr_work(struct work_struct *work);
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
-				  bool write);
+				  bool write, u64 wtoken);
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
-bool ordma_mr_holds_window(struct ordma_chan *chan, u64 token);
+bool ordma_file_places(struct ordma_file *ofile, u64 token);
+void ordma_file_revoke(struct ordma_file *ofile, u64 token);
 void ordma_mr_init(struct ordma_chan *chan);
 
 extern struct workqueue_struct *ordma_wq;

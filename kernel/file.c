@@ -8,9 +8,11 @@
  * has rings (ring.c: completions go there, the list holds those the full
  * ring could not take yet). Windows live in an xarray;
  * ofile->windows_rwsem is held for read by the data path from the window
- * check to the end of its copy and for write by ORDMA_IOC_UNEXPOSE, so when
- * unexpose returns no peer access to the window is still running, and later
- * ones get -ENOENT. Windows are freed after an RCU grace period.
+ * check to the end of its copy (or of asking for segments of the window,
+ * xfer.c) and for write by ORDMA_IOC_UNEXPOSE, which then waits for the
+ * window's registered ranges to go (ordma_file_unplace()), so when unexpose
+ * returns no peer access to the window is still running, and later ones get
+ * -ENOENT. Windows are freed after an RCU grace period.
  */
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -41,6 +43,8 @@ struct ordma_file *ordma_file_alloc(void)
 	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
 	init_rwsem(&ofile->windows_rwsem);
 	init_waitqueue_head(&ofile->unplace_wait);
+	spin_lock_init(&ofile->wsegs_lock);
+	INIT_LIST_HEAD(&ofile->wsegs);
 	spin_lock_init(&ofile->cq_lock);
 	INIT_LIST_HEAD(&ofile->cq);
 	init_waitqueue_head(&ofile->cq_wait);

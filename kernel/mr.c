@@ -87,20 +87,30 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	seg->pinned = 0;
 }
 
+/* A window's segment is deregistered: unexpose may wait for that. */
+static void ordma_seg_unlist(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_file *ofile = chan->ofile;
+
+	if (!seg->wtoken)
+		return;
+	spin_lock(&ofile->wsegs_lock);
+	list_del(&seg->w_node);
+	spin_unlock(&ofile->wsegs_lock);
+	wake_up_all(&ofile->unplace_wait);
+}
+
 static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 {
-	bool window = seg->wtoken;
 	unsigned long flags;
 
 	ordma_seg_unprepare(chan, seg);
+	ordma_seg_unlist(chan, seg);
 	spin_lock_irqsave(&chan->lock, flags);
 	list_del(&seg->all_node);
 	WRITE_ONCE(chan->nsegs, chan->nsegs - 1);
 	spin_unlock_irqrestore(&chan->lock, flags);
 	kfree(seg);
-	/* Unexpose may wait for the window's ranges to be gone. */
-	if (window)
-		wake_up_all(&chan->ofile->unplace_wait);
 	/* A segment slot is free: the worker may want it. */
 	ordma_chan_kick(chan);
 }
@@ -248,12 +258,15 @@ void ordma_mr_work(struct work_struct *work)
  * @uaddr: start of the range
  * @len: its length
  * @write: the range is a destination, for the peer to RDMA WRITE into
+ * @wtoken: for a destination in a window (a peer's write), the window's
+ *	token, else 0; the caller holds the file's windows_rwsem for read and
+ *	checked the window is there
  *
  * Return: the segment (QUEUED) or NULL when out of memory or out of
  * segment slots.
  */
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
-				  bool write)
+				  bool write, u64 wtoken)
 {
 	struct ordma_seg *seg;
 	u32 limit;
@@ -274,6 +287,8 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 	seg->uaddr = uaddr;
 	seg->len = len;
 	seg->write = write;
+	seg->wtoken = wtoken;
+	seg->chan = chan;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
 	spin_lock_irq(&chan->lock);
@@ -286,6 +301,11 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 	list_add_tail(&seg->all_node, &chan->segs);
 	list_add_tail(&seg->q_node, &chan->reg_todo);
 	spin_unlock_irq(&chan->lock);
+	if (wtoken) {
+		spin_lock(&chan->ofile->wsegs_lock);
+		list_add_tail(&seg->w_node, &chan->ofile->wsegs);
+		spin_unlock(&chan->ofile->wsegs_lock);
+	}
 	ordma_seg_kick(chan);
 	return seg;
 }
@@ -348,34 +368,58 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		list_del(&seg->all_node);
 		list_del_init(&seg->op_node);
 		ordma_seg_unprepare(chan, seg);
+		ordma_seg_unlist(chan, seg);
 		kfree(seg);
 	}
 	chan->nsegs = 0;
-	wake_up_all(&chan->ofile->unplace_wait);
 }
 
 /**
- * ordma_mr_holds_window() - is a range of window @token still registered?
- * @chan: the channel
+ * ordma_file_places() - is a range of window @token still registered?
+ * @ofile: the file that exposed it
  * @token: the window
+ *
+ * Every channel of the file counts, accepted or not, closing or not.
  *
  * Return: true while a segment registered (or being registered) for a
  * peer's write into that window lives.
  */
-bool ordma_mr_holds_window(struct ordma_chan *chan, u64 token)
+bool ordma_file_places(struct ordma_file *ofile, u64 token)
 {
 	struct ordma_seg *seg;
 	bool held = false;
 
-	spin_lock_irq(&chan->lock);
-	list_for_each_entry(seg, &chan->segs, all_node) {
+	spin_lock(&ofile->wsegs_lock);
+	list_for_each_entry(seg, &ofile->wsegs, w_node) {
 		if (seg->wtoken == token) {
 			held = true;
 			break;
 		}
 	}
-	spin_unlock_irq(&chan->lock);
+	spin_unlock(&ofile->wsegs_lock);
 	return held;
+}
+
+/**
+ * ordma_file_revoke() - make the channels holding window @token give it back
+ * @ofile: the file
+ * @token: a window that is gone
+ *
+ * Each such channel's worker ends the write it places into the window
+ * (ordma_xfer_step()); the segments go as usual.
+ */
+void ordma_file_revoke(struct ordma_file *ofile, u64 token)
+{
+	struct ordma_seg *seg;
+
+	spin_lock(&ofile->wsegs_lock);
+	list_for_each_entry(seg, &ofile->wsegs, w_node) {
+		if (seg->wtoken == token) {
+			WRITE_ONCE(seg->chan->rx_wr_revoke, true);
+			ordma_chan_kick(seg->chan);
+		}
+	}
+	spin_unlock(&ofile->wsegs_lock);
 }
 
 /**

@@ -193,6 +193,9 @@ extern struct ib_client ordma_client;
  * @runners: tasks of the owner asleep in ordma_file_wait()
  * @unplace_wait: unexpose waits here for the window's registered ranges
  *	to go (see ordma_file_unplace())
+ * @wsegs_lock: protects @wsegs; taken inside no other lock of ordma
+ * @wsegs: segments of our windows registered for peers' writes, on every
+ *	channel of the file (struct ordma_seg w_node)
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
  */
@@ -212,6 +215,8 @@ struct ordma_file {
 	struct list_head runq;		/* run_lock */
 	unsigned int runners;		/* run_lock */
 	wait_queue_head_t unplace_wait;
+	spinlock_t wsegs_lock;		/* wsegs */
+	struct list_head wsegs;		/* wsegs_lock */
 };
 
 /**
@@ -260,8 +265,9 @@ struct ordma_window {
  * @zc_only: wait for segments rather than copy: mode zerocopy, or auto
  *	on a device whose wire is CPU work (worker)
  * @echoed: a piece of this SEND came back completed (worker)
- * @places: ranges the receiver offered for RDMA WRITE (SEND, worker)
- * @offer_end: end of the furthest range the receiver offered (SEND, worker)
+ * @places: ranges the receiver (the window's side) offered for RDMA WRITE
+ *	(SEND, WRITE, worker)
+ * @offer_end: end of the furthest range offered (SEND, WRITE, worker)
  * @notify: a WRITE ends with a NOTIFY (ORDMA_F_NOTIFY)
  */
 struct ordma_req {

@@ -647,14 +647,14 @@ static void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
-		seg = ordma_seg_queue(chan, start, end - start, write);
+		seg = ordma_seg_queue(chan, start, end - start, write,
+				      write && op->op == ORDMA_OP_WRITE ?
+				      op->token : 0);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
-		if (write && op->op == ORDMA_OP_WRITE)
-			seg->wtoken = op->token;
 		list_add_tail(&seg->op_node, &op->segs);
 		op->seg_next += end - start;
 		op->seg_len = min(op->seg_len * 2, op->seg_max);
@@ -849,6 +849,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	u64 off = le64_to_cpu(hdr->offset), op_id = le64_to_cpu(hdr->op_id);
 	u64 token = le64_to_cpu(hdr->token), uaddr;
 	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
+	struct ordma_req *wt;
 	int status;
 
 	if (chan->rx_wr_id != op_id) {
@@ -869,8 +870,11 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (!status && !last && !chan->rx_wr && off == base && mm_ok)
 		ordma_rx_wr_start(chan, op_id, token, uaddr, base, total, plen);
 	up_read(&chan->ofile->windows_rwsem);
-	if (!status && chan->rx_wr && !last)
-		ordma_rx_wr_advance(chan, off - base + plen);
+	/* The next bytes of a placed write, copied or not. */
+	wt = chan->rx_wr;
+	if (wt && !last && off >= wt->offset && off - wt->offset == wt->done &&
+	    plen <= wt->len - wt->done)
+		ordma_rx_wr_advance(chan, wt->done + plen);
 	if (status && !chan->rx_wr_status)
 		chan->rx_wr_status = status;
 	if (status || last)
@@ -922,24 +926,6 @@ static int ordma_rx_write_placed(struct ordma_chan *chan,
 /* How long unexpose lets a write being placed into the window go on. */
 #define ORDMA_UNPLACE_WAIT	(10 * HZ)
 
-static bool ordma_file_places(struct ordma_file *ofile, u64 token)
-{
-	struct ordma_obj *obj;
-	unsigned long id;
-	bool held = false;
-
-	xa_lock(&ofile->objs);
-	xa_for_each(&ofile->objs, id, obj) {
-		if (obj->kind == ORDMA_KIND_CHAN &&
-		    ordma_mr_holds_window((struct ordma_chan *)obj, token)) {
-			held = true;
-			break;
-		}
-	}
-	xa_unlock(&ofile->objs);
-	return held;
-}
-
 /**
  * ordma_file_unplace() - wait until no peer can write into a window
  * @ofile: the file
@@ -949,34 +935,51 @@ static bool ordma_file_places(struct ordma_file *ofile, u64 token)
  * (later pieces through chunks fail with ENOENT, so the writers stop), and
  * their ranges are deregistered. A writer that does not end its write
  * within ORDMA_UNPLACE_WAIT loses the ranges anyway: its next RDMA WRITE
- * into them fails its channel.
+ * into them fails its channel. A fatal signal ends the wait (the file's
+ * channels then close).
  */
 void ordma_file_unplace(struct ordma_file *ofile, u64 token)
 {
-	struct ordma_chan *chan;
-	struct ordma_obj *obj;
-	unsigned long id;
-
 	if (wait_event_timeout(ofile->unplace_wait,
 			       !ordma_file_places(ofile, token),
 			       ORDMA_UNPLACE_WAIT))
 		return;
-	xa_lock(&ofile->objs);
-	xa_for_each(&ofile->objs, id, obj) {
-		if (obj->kind != ORDMA_KIND_CHAN)
-			continue;
-		chan = (struct ordma_chan *)obj;
-		ordma_chan_get(chan);
-		xa_unlock(&ofile->objs);
-		mutex_lock(&chan->run);
-		if (chan->rx_wr && chan->rx_wr->token == token)
-			ordma_rx_wr_end(chan);
-		mutex_unlock(&chan->run);
-		ordma_chan_put(chan);
-		xa_lock(&ofile->objs);
-	}
-	xa_unlock(&ofile->objs);
-	wait_event(ofile->unplace_wait, !ordma_file_places(ofile, token));
+	ordma_file_revoke(ofile, token);
+	wait_event_killable(ofile->unplace_wait,
+			    !ordma_file_places(ofile, token));
+}
+
+/* Unexpose asked: give back the write's ranges if its window is gone. */
+static void ordma_rx_wr_revoked(struct ordma_chan *chan)
+{
+	struct ordma_req *wt = chan->rx_wr;
+	u64 uaddr;
+	int ret;
+
+	WRITE_ONCE(chan->rx_wr_revoke, false);
+	if (!wt)
+		return;
+	down_read(&chan->ofile->windows_rwsem);
+	ret = ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
+				 ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+	up_read(&chan->ofile->windows_rwsem);
+	if (ret)
+		ordma_rx_wr_end(chan);
+}
+
+/*
+ * Destination segments past those asked for, now that a slot may be free:
+ * the receive in progress, and the write into our window.
+ */
+static void ordma_rx_ask_more(struct ordma_chan *chan)
+{
+	struct ordma_req *op;
+
+	op = list_first_entry_or_null(&chan->recvq, struct ordma_req, node);
+	if (op && op->started && op->planned && op->seg_next < op->posted)
+		ordma_op_ask_segs(chan, op, op->posted, op->posted, true);
+	if (chan->rx_wr && chan->rx_wr->seg_next < chan->rx_wr->len)
+		ordma_rx_wr_advance(chan, chan->rx_wr->done);
 }
 
 /* Check a received message and route it; returns false to recycle now. */
@@ -1048,13 +1051,15 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			return false;
 		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
 						MAX_ERRNO) : (s64)op->len;
-		/* The first failure stays; a failed write stops (ordma_tx_fill_op). */
+		/*
+		 * The first failure stays. A failed write with pieces left
+		 * stops in ordma_tx_fill_op(), once no message is half sent:
+		 * what it sends on stopping must not cut into one.
+		 */
 		if (op->res >= 0)
 			op->res = res;
-		if (!op->inflight) {
-			ordma_tx_write_stop(chan, op, 0);
+		if (!op->inflight && op->posted >= op->len)
 			ordma_op_complete(chan, op, op->res);
-		}
 		return false;
 	case ORDMA_WIRE_READ_REQ:
 		if (!le64_to_cpu(hdr->total_len) ||
@@ -1393,6 +1398,9 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 	return ERR_PTR(-EAGAIN);
 }
 
+/* Pieces a WRITE from segments sends one at a time, waiting for an offer. */
+#define ORDMA_WRITE_PROBE	4
+
 /*
  * Fill @chunk with the next piece of a SEND or WRITE: 1 if filled, 0 if
  * the operation failed instead, -EAGAIN to wait for a segment, or for the
@@ -1434,7 +1442,9 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	 * every piece sent ahead of the offer costs it a copy; a receiver that
 	 * copies anyway costs one round trip. A WRITE's window side learns of
 	 * the write from its first piece, and its offer comes well after that
-	 * piece's completion: a WRITE keeps one piece on the wire until then.
+	 * piece's completion: a WRITE keeps one piece on the wire until then,
+	 * for its first ORDMA_WRITE_PROBE pieces (a window side that copies
+	 * sends no offer).
 	 * Past the furthest offer: the receiver offers its segments in order,
 	 * each once it has a slot again, that is once earlier bytes landed;
 	 * the pieces posted meanwhile keep the wire busy. Bytes below it that
@@ -1443,7 +1453,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	 */
 	if (seg && !pl && op->inflight &&
 	    (op->offer_end ? op->posted >= op->offer_end :
-			     write || !op->echoed))
+	     write ? op->posted < ORDMA_WRITE_PROBE * pmax : !op->echoed))
 		return -EAGAIN;
 	if (pl)
 		n = min(n, pl->off + pl->len - op->posted);
@@ -1973,7 +1983,10 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	progress |= ordma_rx_refill(chan);
 	if (phase != ORDMA_PHASE_ESTABLISHED)
 		return progress;
+	if (READ_ONCE(chan->rx_wr_revoke))
+		ordma_rx_wr_revoked(chan);
 	progress |= ordma_recv_progress(chan, mm_ok);
+	ordma_rx_ask_more(chan);
 	progress |= ordma_rx_early(chan);
 	progress |= ordma_tx_progress(chan, mm_ok);
 	return progress;

@@ -287,6 +287,7 @@ TEST_F_TIMEOUT(mode, one_sided_write, 300)
 #define NW_OFF		3001
 #define NW_LEN		(1 * MiB + 17)
 #define NW_MSG		(2 * MiB + 5)
+#define BW_LEN		(8 * MiB)
 
 static int all_zero(const char *what, const unsigned char *p, size_t len)
 {
@@ -394,6 +395,70 @@ TEST_F_TIMEOUT(mode, write_notify, 120)
 	ASSERT_EQ(0, ctl_expect(p->ctl, 'E', 60000));
 	ASSERT_EQ(0, chan_pair_join(p, 60000));
 	chan_buf_free(src, NW_LEN, 5);
+	chan_buf_free(msg, NW_MSG, 1);
+}
+
+/*
+ * A notifying write the window fails while a message is under way: its
+ * notification must not cut into the message. The write is longer than
+ * the credit window, so the message (sends go first) starts while the
+ * write still has pieces left, and the write's failure comes back then. The peer gets the message
+ * whole in one receive and the write's error in the other.
+ */
+static int peer_notify_beside(struct chan_pair *p, void *arg)
+{
+	unsigned char *win = chan_buf(NW_WIN, 9);
+	unsigned char *r[2] = { chan_buf(NW_MSG, 3), chan_buf(NW_MSG, 5) };
+	long long res[2];
+	__u64 tok, ck[2] = { 0, 1 };
+	int i, msg = -1;
+
+	PEER_CHECK(win && r[0] && r[1]);
+	PEER_EQ(0, chan_expose(p->fd, win, NW_WIN, ORDMA_ACCESS_REMOTE_WRITE,
+			       &tok));
+	for (i = 0; i < 2; i++)
+		PEER_EQ(0, xsubmit(p->fd, ORDMA_OP_RECV, p->chan[0], r[i],
+				   NW_MSG, ck[i], 0, 0, 0));
+	PEER_EQ(sizeof(tok), do_send(p->fd, p->chan[0], &tok, sizeof(tok)));
+	PEER_EQ(0, xreap(p->fd, 2, ck, res, CHAN_WAIT_MS));
+	for (i = 0; i < 2; i++) {
+		if (res[i] == NW_MSG)
+			msg = i;
+		else
+			PEER_EQ(-ERANGE, res[i]);
+	}
+	PEER_CHECK(msg >= 0);
+	PEER_EQ(0, chan_check("message", r[msg], NW_MSG,
+			      chan_seed(NW_MSG, 93)));
+	PEER_EQ(0, ctl_signal(p->ctl, 'E'));
+	return 0;
+}
+
+TEST_F_TIMEOUT(mode, write_notify_fails_beside_message, 120)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *src = chan_buf(BW_LEN, 5), *msg = chan_buf(NW_MSG, 1);
+	__u64 tok, ck[2] = { 7, 8 };
+	long long res[2];
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, msg);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_notify_beside, NULL));
+	ASSERT_EQ((long long)sizeof(tok),
+		  do_recv(p->fd, p->chan[0], &tok, sizeof(tok)));
+	chan_fill(msg, NW_MSG, chan_seed(NW_MSG, 93));
+	/* Longer than the window: its first piece fails there. */
+	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_WRITE, p->chan[0], src, BW_LEN,
+			     ck[0], tok, 1, ORDMA_F_NOTIFY));
+	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_SEND, p->chan[0], msg, NW_MSG,
+			     ck[1], 0, 0, 0));
+	ASSERT_EQ(0, xreap(p->fd, 2, ck, res, CHAN_WAIT_MS));
+	ASSERT_EQ(-ERANGE, res[0]);
+	ASSERT_EQ(NW_MSG, res[1]);
+	ASSERT_EQ(0, ctl_expect(p->ctl, 'E', 60000));
+	ASSERT_EQ(0, chan_pair_join(p, 60000));
+	chan_buf_free(src, BW_LEN, 5);
 	chan_buf_free(msg, NW_MSG, 1);
 }
 

@@ -108,8 +108,10 @@ enum {
 /*
  * ORDMA_IOC_SUBMIT of a WRITE: once its bytes are in the window, the peer's
  * next RECV on the channel completes with res 0 (the notification), in
- * order with the messages this side sends. A WRITE that fails on this side
- * before its last byte went out notifies nothing.
+ * order with the messages this side sends; a WRITE that failed completes
+ * that RECV with its error instead (ENOENT, ERANGE, EACCES or EREMOTEIO
+ * from the window's side, EFAULT for this side's buffer), unless it failed
+ * before any of it went out: then it notifies nothing.
  */
 #define ORDMA_F_NOTIFY		(1U << 1)
 
