@@ -1383,9 +1383,16 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 		return NULL;
 	}
 	seg = ordma_op_seg(op, off);
+	/*
+	 * Not asked for yet: no slot was free, or no memory. Wait only if
+	 * this operation's own segments will free one as it goes on: the
+	 * slots may be held by a WRITE queued behind this SEND, which cannot
+	 * go on before it (a deadlock), and a failed allocation kicks
+	 * nobody. Else copy.
+	 */
 	if (!seg)
-		return op->zc_only && op->seg_next < op->len ?
-			ERR_PTR(-EAGAIN) : NULL;
+		return op->zc_only && op->seg_next < op->len &&
+		       !list_empty(&op->segs) ? ERR_PTR(-EAGAIN) : NULL;
 	*n = min(*n, seg->off + seg->len - off);
 	/* Without the lock (mr.c): FAILED may show before reg_done has it. */
 	state = READ_ONCE(seg->state);
