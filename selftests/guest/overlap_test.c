@@ -286,8 +286,9 @@ TEST_F_TIMEOUT(mode, one_sided_write, 300)
 #define NW_WIN		(3 * MiB)
 #define NW_OFF		3001
 #define NW_LEN		(1 * MiB + 17)
-#define NW_MSG		(2 * MiB + 5)
-#define BW_LEN		(8 * MiB)
+#define NW_MSG		((long long)scaled(2 * MiB + 5, 1 * MiB + 5))
+/* Longer than the window, and than the credit window (1 MiB). */
+#define BW_LEN		((long long)scaled(8 * MiB, 3 * MiB + 1))
 
 static int all_zero(const char *what, const unsigned char *p, size_t len)
 {

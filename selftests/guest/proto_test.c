@@ -935,6 +935,31 @@ TEST_F(proto, notify_reports_first_failure_of_write)
 }
 
 /*
+ * Connect, accept with a receive into @small, expose @win (PL_LEN, zeroed)
+ * and send the first piece (PL_FIRST bytes of the pattern) of write 1
+ * covering all of it; @h is that piece's header.
+ */
+static void window_write_start(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(proto) *self, unsigned char *win,
+			       struct place_peer *pp, struct wire_hdr *h,
+			       unsigned char *small, size_t small_len)
+{
+	memset(win, 0, PL_LEN);
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, pp));
+	accept_and_recv(_metadata, self, small, small_len);
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_WRITE;
+	h->payload_len = PL_FIRST;
+	h->total_len = PL_LEN;
+	h->op_id = 1;
+	h->token = expose_window(_metadata, self, win, PL_LEN);
+	ASSERT_EQ(0, wire_send(self, pp, h, pp->src));
+}
+
+/*
  * The first piece of a 1 MiB write into a window, in mode zerocopy: the
  * window's side registers the rest and offers it (PLACE with F_WRITE, for
  * write 1, offsets within the write, the write's length); the peer RDMA
@@ -945,26 +970,17 @@ TEST_F(proto, peer_places_write_into_window)
 {
 	unsigned char *win = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
-			      .payload_len = PL_FIRST, .total_len = PL_LEN,
-			      .op_id = 1 };
 	unsigned long long placed0, placed1;
 	unsigned char small[64];
 	struct place_peer pp;
-	struct wire_hdr *o;
+	struct wire_hdr h, *o;
 	size_t i, done = PL_FIRST, n;
 	int k;
 
 	ASSERT_NE(MAP_FAILED, win);
-	memset(win, 0, PL_LEN);
 	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
 	ASSERT_EQ(0, mode_write("zerocopy"));
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, small, sizeof(small));
-	h.token = expose_window(_metadata, self, win, PL_LEN);
-	ASSERT_EQ(0, wire_send(self, &pp, &h, pp.src));
+	window_write_start(_metadata, self, win, &pp, &h, small, sizeof(small));
 	/* Offers come in the write's order; place each as it comes. */
 	for (k = 0; done < PL_LEN; k++) {
 		ASSERT_GT(16, k);
@@ -997,24 +1013,22 @@ TEST_F(proto, peer_places_write_into_window)
 	munmap(win, PL_LEN);
 }
 
-/* A WRITE_PLACED for bytes the window's side never offered: EPROTO. */
+/*
+ * A WRITE_PLACED for bytes the window's side never offered (in mode copy
+ * it offers nothing): EPROTO.
+ */
 TEST_F(proto, write_placed_without_offer_closes_channel)
 {
 	unsigned char *win = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
-			      .payload_len = PL_FIRST, .total_len = PL_LEN,
-			      .op_id = 1 };
 	unsigned char small[64] = { 0 };
 	struct place_peer pp;
+	struct wire_hdr h;
 
 	ASSERT_NE(MAP_FAILED, win);
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, small, sizeof(small));
-	h.token = expose_window(_metadata, self, win, PL_LEN);
-	ASSERT_EQ(0, wire_send(self, &pp, &h, pp.src));
+	ASSERT_EQ(0, mode_write("copy"));
+	window_write_start(_metadata, self, win, &pp, &h, small, sizeof(small));
+	EXPECT_EQ(0, mode_write("auto"));
 	h.opcode = WIRE_WRITE_PLACED;
 	h.payload_len = 0;
 	h.offset = PL_FIRST;
