@@ -317,8 +317,6 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
-bool ordma_file_places(struct ordma_file *ofile, u64 token);
-void ordma_file_revoke(struct ordma_file *ofile, u64 token);
 void ordma_mr_init(struct ordma_chan *chan);
 
 extern struct workqueue_struct *ordma_wq;

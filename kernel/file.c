@@ -217,7 +217,7 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
 	if (!win)
 		return -ENOENT;
 	kfree_rcu(win, rcu);
-	/* Writes being placed into it end first (see xfer.c). */
+	/* Writes being placed into it end first (see mr.c). */
 	ordma_file_unplace(ofile, token);
 	return 0;
 }

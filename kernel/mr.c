@@ -374,7 +374,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
 	chan->nsegs = 0;
 }
 
-/**
+/*
  * ordma_file_places() - is a range of window @token still registered?
  * @ofile: the file that exposed it
  * @token: the window
@@ -384,7 +384,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
  * Return: true while a segment registered (or being registered) for a
  * peer's write into that window lives.
  */
-bool ordma_file_places(struct ordma_file *ofile, u64 token)
+static bool ordma_file_places(struct ordma_file *ofile, u64 token)
 {
 	struct ordma_seg *seg;
 	bool held = false;
@@ -400,7 +400,7 @@ bool ordma_file_places(struct ordma_file *ofile, u64 token)
 	return held;
 }
 
-/**
+/*
  * ordma_file_revoke() - make the channels holding window @token give it back
  * @ofile: the file
  * @token: a window that is gone
@@ -408,7 +408,7 @@ bool ordma_file_places(struct ordma_file *ofile, u64 token)
  * Each such channel's worker ends the write it places into the window
  * (ordma_xfer_step()); the segments go as usual.
  */
-void ordma_file_revoke(struct ordma_file *ofile, u64 token)
+static void ordma_file_revoke(struct ordma_file *ofile, u64 token)
 {
 	struct ordma_seg *seg;
 
@@ -420,6 +420,32 @@ void ordma_file_revoke(struct ordma_file *ofile, u64 token)
 		}
 	}
 	spin_unlock(&ofile->wsegs_lock);
+}
+
+/* How long unexpose lets a write being placed into the window go on. */
+#define ORDMA_UNPLACE_WAIT	(10 * HZ)
+
+/**
+ * ordma_file_unplace() - wait until no peer can write into a window
+ * @ofile: the file
+ * @token: a window just unexposed
+ *
+ * Writes into the window that were being placed go on until they end
+ * (later pieces through chunks fail with ENOENT, so the writers stop), and
+ * their ranges are deregistered. A writer that does not end its write
+ * within ORDMA_UNPLACE_WAIT loses the ranges anyway: its next RDMA WRITE
+ * into them fails its channel. A fatal signal ends the wait (the file's
+ * channels then close).
+ */
+void ordma_file_unplace(struct ordma_file *ofile, u64 token)
+{
+	if (wait_event_timeout(ofile->unplace_wait,
+			       !ordma_file_places(ofile, token),
+			       ORDMA_UNPLACE_WAIT))
+		return;
+	ordma_file_revoke(ofile, token);
+	wait_event_killable(ofile->unplace_wait,
+			    !ordma_file_places(ofile, token));
 }
 
 /**

@@ -309,11 +309,13 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 		      u64 *token);
 int ordma_file_unexpose(struct ordma_file *ofile, u64 token);
-void ordma_file_unplace(struct ordma_file *ofile, u64 token);
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 		       u32 access, u64 *uaddr);
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 			   bool write);
+
+/* mr.c */
+void ordma_file_unplace(struct ordma_file *ofile, u64 token);
 
 /* xfer.c */
 long ordma_file_wait(struct ordma_file *ofile,

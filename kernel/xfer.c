@@ -794,22 +794,22 @@ static void ordma_rx_wr_end(struct ordma_chan *chan)
 
 /*
  * Bytes up to @done of the write landed: the segments below are of no use
- * any more, the next ones are asked for if the window is still there.
+ * any more (the next ones are asked for by ordma_rx_ask_more()).
  */
 static void ordma_rx_wr_advance(struct ordma_chan *chan, u64 done)
+{
+	chan->rx_wr->done = done;
+	ordma_op_put_segs(chan, chan->rx_wr, done);
+}
+
+/* Is the window of the write we place into still there? windows_rwsem held. */
+static bool ordma_rx_wr_window(struct ordma_chan *chan)
 {
 	struct ordma_req *wt = chan->rx_wr;
 	u64 uaddr;
 
-	wt->done = done;
-	ordma_op_put_segs(chan, wt, done);
-	if (wt->seg_next >= wt->len)
-		return;
-	down_read(&chan->ofile->windows_rwsem);
-	if (!ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
-				ORDMA_ACCESS_REMOTE_WRITE, &uaddr))
-		ordma_op_ask_segs(chan, wt, wt->len, wt->len, true);
-	up_read(&chan->ofile->windows_rwsem);
+	return !ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
+				   ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
 }
 
 /*
@@ -923,63 +923,39 @@ static int ordma_rx_write_placed(struct ordma_chan *chan,
 	return 0;
 }
 
-/* How long unexpose lets a write being placed into the window go on. */
-#define ORDMA_UNPLACE_WAIT	(10 * HZ)
-
-/**
- * ordma_file_unplace() - wait until no peer can write into a window
- * @ofile: the file
- * @token: a window just unexposed
- *
- * Writes into the window that were being placed go on until they end
- * (later pieces through chunks fail with ENOENT, so the writers stop), and
- * their ranges are deregistered. A writer that does not end its write
- * within ORDMA_UNPLACE_WAIT loses the ranges anyway: its next RDMA WRITE
- * into them fails its channel. A fatal signal ends the wait (the file's
- * channels then close).
- */
-void ordma_file_unplace(struct ordma_file *ofile, u64 token)
-{
-	if (wait_event_timeout(ofile->unplace_wait,
-			       !ordma_file_places(ofile, token),
-			       ORDMA_UNPLACE_WAIT))
-		return;
-	ordma_file_revoke(ofile, token);
-	wait_event_killable(ofile->unplace_wait,
-			    !ordma_file_places(ofile, token));
-}
-
 /* Unexpose asked: give back the write's ranges if its window is gone. */
 static void ordma_rx_wr_revoked(struct ordma_chan *chan)
 {
-	struct ordma_req *wt = chan->rx_wr;
-	u64 uaddr;
-	int ret;
+	bool there;
 
 	WRITE_ONCE(chan->rx_wr_revoke, false);
-	if (!wt)
+	if (!chan->rx_wr)
 		return;
 	down_read(&chan->ofile->windows_rwsem);
-	ret = ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
-				 ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+	there = ordma_rx_wr_window(chan);
 	up_read(&chan->ofile->windows_rwsem);
-	if (ret)
+	if (!there)
 		ordma_rx_wr_end(chan);
 }
 
 /*
- * Destination segments past those asked for, now that a slot may be free:
- * the receive in progress, and the write into our window.
+ * Destination segments past those asked for, once per pass (a slot may
+ * have come free): the receive in progress, and the write into our window
+ * if the window is still there.
  */
 static void ordma_rx_ask_more(struct ordma_chan *chan)
 {
-	struct ordma_req *op;
+	struct ordma_req *op, *wt = chan->rx_wr;
 
 	op = list_first_entry_or_null(&chan->recvq, struct ordma_req, node);
 	if (op && op->started && op->planned && op->seg_next < op->posted)
 		ordma_op_ask_segs(chan, op, op->posted, op->posted, true);
-	if (chan->rx_wr && chan->rx_wr->seg_next < chan->rx_wr->len)
-		ordma_rx_wr_advance(chan, chan->rx_wr->done);
+	if (!wt || wt->seg_next >= wt->len)
+		return;
+	down_read(&chan->ofile->windows_rwsem);
+	if (ordma_rx_wr_window(chan))
+		ordma_op_ask_segs(chan, wt, wt->len, wt->len, true);
+	up_read(&chan->ofile->windows_rwsem);
 }
 
 /* Check a received message and route it; returns false to recycle now. */
@@ -1163,11 +1139,8 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 					  (s64)total);
 			continue;
 		}
-		/* Ranges complete now are no longer offered: more slots. */
+		/* Ranges complete now go: more slots (ordma_rx_ask_more()). */
 		ordma_op_put_segs(chan, op, op->done);
-		if (op->planned)
-			ordma_op_ask_segs(chan, op, op->posted, op->posted,
-					  true);
 	}
 	return progress;
 }
