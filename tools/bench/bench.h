@@ -26,8 +26,15 @@
 #define BENCH_INFLIGHT		4		/* pipeline fragments in flight */
 #define BENCH_NCTR		24		/* sysfs counters kept per cell */
 
-/* One-sided RDMA WRITE, or a message (neither side registered either way). */
-enum bench_op { BENCH_WRITE, BENCH_SEND, BENCH_NOPS };
+/*
+ * BENCH_WRITE: one-sided RDMA WRITE from a fresh source into a fresh
+ * destination (neither registered; the destination's address travels per
+ * transfer). BENCH_PUT: one-sided RDMA WRITE from a fresh source into a
+ * standing target the writer learnt at set-up (registered once for the
+ * rdma-core strategies, exposed once and never registered for ordma).
+ * BENCH_SEND: a message, neither side registered.
+ */
+enum bench_op { BENCH_WRITE, BENCH_PUT, BENCH_SEND, BENCH_NOPS };
 
 enum bench_kind {
 	K_PREREG,	/* source and destination registered once */
@@ -160,7 +167,9 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 int bench_ordma_setup(struct bench *b);
 void bench_ordma_teardown(struct bench *b);
 int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf);
+void bench_ordma_prepare(struct bench *b, int side);
 void bench_ordma_after(struct bench *b, int side, unsigned char *buf);
+unsigned char *bench_ordma_standing_buf(struct bench *b);
 int bench_ordma_set_mode(struct bench *b, int mode);
 int bench_ordma_counters(struct bench *b, long long *v);
 void bench_ordma_quiesce(struct bench *b);

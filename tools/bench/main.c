@@ -6,8 +6,9 @@
  * Latency: for every size, every iteration runs every strategy once, in a
  * new random order each round (C A B ... then B C A ...), for RDMA WRITE and for
  * messages, each from a fresh source buffer (mmap'd and filled) into a fresh
- * destination buffer (mmap'd and zeroed), neither registered; the receiver
- * checks every byte after the timed region. Then throughput and fairness
+ * destination buffer (mmap'd and zeroed), neither registered, and for RDMA
+ * WRITE from a fresh source into a standing target (zeroed before each
+ * transfer); the receiver checks every byte after the timed region. Then throughput and fairness
  * over ordma, then the tables.
  */
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <infiniband/verbs.h>
 #include "bench.h"
 
-const char *const bench_op_names[BENCH_NOPS] = { "write", "send" };
+const char *const bench_op_names[BENCH_NOPS] = { "write", "put", "send" };
 
 double bench_now_us(void)
 {
@@ -127,7 +128,9 @@ static void side_run(struct bench *b, int side)
 	} else {
 		buf = bench_fresh(j->len);
 	}
-	if (!ordma)
+	if (ordma)
+		bench_ordma_prepare(b, side);
+	else
 		bench_verbs_prepare(b, side);
 	pthread_barrier_wait(&b->start);
 	j->t0[side] = bench_now_us();
@@ -144,8 +147,12 @@ static void side_run(struct bench *b, int side)
 	else
 		bench_verbs_after(b, side);
 	if (side == 1) {
-		dst = !ordma && j->run->kind == K_PREREG ?
-		      bench_verbs_prereg_buf(b, 1) : buf;
+		dst = buf;
+		if (j->op == BENCH_PUT)
+			dst = ordma ? bench_ordma_standing_buf(b) :
+			      bench_verbs_prereg_buf(b, 1);
+		else if (!ordma && j->run->kind == K_PREREG)
+			dst = bench_verbs_prereg_buf(b, 1);
 		j->verified = !bench_check(dst, j->len, j->seed);
 	}
 	bench_free(buf, j->len);

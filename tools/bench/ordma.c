@@ -9,7 +9,10 @@
  * A WRITE needs a window on the receiver: it exposes its fresh buffer, sends
  * the token as a small message, and waits in a receive for the write's
  * notification (ORDMA_SQE_NOTIFY, the counterpart of the baselines' write
- * with immediate data); all of that is timed.
+ * with immediate data); all of that is timed. A PUT writes into a standing
+ * window instead: the receiver exposed a buffer of the largest size once at
+ * set-up (never registered by anyone) and the writer knows its token since;
+ * the receiver only waits for the notification.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <libordma.h>
 #include "bench.h"
 
@@ -28,6 +32,8 @@ struct bench_ordma {
 	struct ordma *o;
 	uint32_t chan;
 	uint64_t token;		/* receiver: the window of this transfer */
+	unsigned char *standing;	/* receiver: PUT's target, max_len */
+	uint64_t standing_token;	/* both: its window */
 };
 
 /* ---- sysfs ---------------------------------------------------------------- */
@@ -232,6 +238,14 @@ int bench_ordma_setup(struct bench *b)
 		}
 	}
 	find_counters(b);
+
+	/* PUT's standing window: exposed once, the writer told at set-up */
+	b->os[1]->standing = bench_fresh(b->max_len);
+	ret = ordma_expose(b->os[1]->o, b->os[1]->standing, b->max_len,
+			   ORDMA_ACCESS_REMOTE_WRITE, &b->os[1]->standing_token);
+	if (ret)
+		return ret;
+	b->os[0]->standing_token = b->os[1]->standing_token;
 	return 0;
 }
 
@@ -242,6 +256,8 @@ void bench_ordma_teardown(struct bench *b)
 			continue;
 		if (b->os[i]->o)
 			ordma_close(b->os[i]->o);
+		if (b->os[i]->standing)
+			bench_free(b->os[i]->standing, b->max_len);
 		free(b->os[i]);
 		b->os[i] = NULL;
 	}
@@ -267,17 +283,21 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf)
 		return ordma_send(s->o, s->chan, buf, n) == n ? 0 : -1;
 	}
 	if (side) {
-		if (ordma_expose(s->o, buf, n, ORDMA_ACCESS_REMOTE_WRITE,
-				 &s->token))
-			return -1;
-		if (ordma_send(s->o, s->chan, &s->token, sizeof(s->token)) !=
-		    sizeof(s->token))
+		/* WRITE: a window on this fresh buffer, its token to the writer */
+		if (j->op == BENCH_WRITE &&
+		    (ordma_expose(s->o, buf, n, ORDMA_ACCESS_REMOTE_WRITE,
+				  &s->token) ||
+		     ordma_send(s->o, s->chan, &s->token, sizeof(s->token)) !=
+		     sizeof(s->token)))
 			return -1;
 		/* The notification: no bytes. */
 		return ordma_recv(s->o, s->chan, &done, sizeof(done)) == 0 ?
 		       0 : -1;
 	}
-	if (ordma_recv(s->o, s->chan, &token, sizeof(token)) != sizeof(token))
+	if (j->op == BENCH_PUT)
+		token = s->standing_token;
+	else if (ordma_recv(s->o, s->chan, &token, sizeof(token)) !=
+		 sizeof(token))
 		return -1;
 	sqe = ordma_get_sqe(s->o);
 	if (!sqe)
@@ -289,6 +309,18 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf)
 	res = cqe->res;
 	ordma_cqe_seen(s->o, cqe);
 	return res == n ? 0 : -1;
+}
+
+/* Before the timed region: PUT's target is zeroed, as prereg's is. */
+void bench_ordma_prepare(struct bench *b, int side)
+{
+	if (side && b->job.op == BENCH_PUT)
+		memset(b->os[1]->standing, 0, b->job.len);
+}
+
+unsigned char *bench_ordma_standing_buf(struct bench *b)
+{
+	return b->os[1]->standing;
 }
 
 void bench_ordma_after(struct bench *b, int side, unsigned char *buf)

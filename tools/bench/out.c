@@ -99,7 +99,13 @@ static int colw(const struct col *c)
 
 static const char *op_title(int op)
 {
-	return op == BENCH_WRITE ? "RDMA WRITE" : "send/recv";
+	static const char *const title[BENCH_NOPS] = {
+		[BENCH_WRITE] = "RDMA WRITE",
+		[BENCH_PUT] = "RDMA WRITE into a standing target",
+		[BENCH_SEND] = "send/recv",
+	};
+
+	return title[op];
 }
 
 static void print_size(char *buf, size_t len, size_t v)
@@ -173,7 +179,7 @@ void bench_print(struct bench *b)
 {
 	struct col c[MAX_COLS];
 	int nc = cols_of(b, c), o = ordma_run(b);
-	char t1[32], t2[32], t3[32];
+	char t1[32], t2[32], t3[32], t4[32];
 
 	printf("# ordma-bench on %s: %d iterations per size, strategies interleaved;\n",
 	       b->ibdev, b->iters);
@@ -187,9 +193,11 @@ void bench_print(struct bench *b)
 	       b->reg_fixed_us, b->reg_per_byte_us * 1e3, b->copy_bw, b->wire_bw);
 	print_size(t1, sizeof(t1), b->thresh);
 	print_size(t2, sizeof(t2), b->thresh_best[BENCH_WRITE]);
-	print_size(t3, sizeof(t3), b->thresh_best[BENCH_SEND]);
+	print_size(t3, sizeof(t3), b->thresh_best[BENCH_PUT]);
+	print_size(t4, sizeof(t4), b->thresh_best[BENCH_SEND]);
 	printf("#   UCX's rule reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte): %s (thresh uses it)\n"
-	       "#   best threshold swept over these sizes: write %s, send %s\n", t1, t2, t3);
+	       "#   best threshold swept over these sizes: write %s, put %s, send %s\n",
+	       t1, t2, t3, t4);
 	print_verified(b);
 	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
 	printf("# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
@@ -365,6 +373,8 @@ int bench_write_json(struct bench *b, const char *path)
 	json_size(f, b->thresh);
 	fprintf(f, ", \"best_write_bytes\": ");
 	json_size(f, b->thresh_best[BENCH_WRITE]);
+	fprintf(f, ", \"best_put_bytes\": ");
+	json_size(f, b->thresh_best[BENCH_PUT]);
 	fprintf(f, ", \"best_send_bytes\": ");
 	json_size(f, b->thresh_best[BENCH_SEND]);
 	fprintf(f, " },\n  \"latency\": [");
@@ -504,12 +514,12 @@ int bench_write_plot(struct bench *b, const char *path)
 		fprintf(g, "EOD\n");
 	}
 	if (len > 4 && !strcmp(path + len - 4, ".png"))
-		fprintf(g, "set terminal pngcairo size 1100,800 font 'sans,9'\n");
+		fprintf(g, "set terminal pngcairo size 1600,800 font 'sans,9'\n");
 	else
-		fprintf(g, "set terminal svg size 1100,800 dynamic font 'sans,11'\n");
+		fprintf(g, "set terminal svg size 1600,800 dynamic font 'sans,11'\n");
 	fprintf(g, "set output '%s'\n", path);
-	fprintf(g, "set multiplot layout 2,2 title 'ordma-bench on %s: %d iterations, medians'\n",
-		b->ibdev, b->iters);
+	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s: %d iterations, medians'\n",
+		BENCH_NOPS, b->ibdev, b->iters);
 	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
 	for (int s = 0; s < b->nsizes; s++) {
 		size_t v = b->sizes[s];

@@ -18,7 +18,9 @@
  * not at all (prereg: both buffers registered at start-up). RDMA WRITE ends
  * with an immediate (on the single op, or a zero-byte write after several),
  * which is what the receiver waits for; messages end when every posted
- * receive has completed. Receives for the bounce pieces and the prereg
+ * receive has completed. A PUT is a WRITE whose target is the receiver's
+ * pre-registered buffer, known since set-up: only the sender's plan
+ * differs by strategy (no READY, no copy out). Receives for the bounce pieces and the prereg
  * buffer are posted before the timed region, as a real receiver keeps them
  * posted; receives for buffers registered per transfer are posted inside it.
  */
@@ -226,7 +228,7 @@ static int post_op(struct bench_verbs *v, enum bench_op op, uint64_t idx,
 		.num_sge = len ? 1 : 0, .send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	if (op == BENCH_WRITE) {
+	if (op != BENCH_SEND) {
 		wr.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
 		wr.imm_data = htonl(1);
 		wr.wr.rdma.remote_addr = raddr;
@@ -430,7 +432,10 @@ static int send_frag(struct bench_verbs *v, enum bench_op op, unsigned char *src
 		lkey = v->h.mr->lkey;
 		break;
 	}
-	if (p->reg != REG_PRE) {
+	if (op == BENCH_PUT) {
+		raddr = v->peer_pre + off;
+		rkey = v->peer_pre_rkey;
+	} else if (p->reg != REG_PRE) {
 		while (!v->ready_ok[k])
 			if (wait_one(v, 1) < 0)
 				return -1;
@@ -446,7 +451,8 @@ static int send_side(struct bench_verbs *v, const struct bench_job *j,
 	const struct plan *p = &v->p;
 	unsigned char *src = p->reg == REG_PRE ? v->pre : buf;
 	int single = p->npieces + p->nfrag == 1;
-	int imm = j->op == BENCH_WRITE && single;
+	int imm = j->op != BENCH_SEND && single;
+	int put = j->op == BENCH_PUT;
 	int next = 0;
 
 	if (p->reg == REG_HELPER && p->nfrag) {
@@ -461,17 +467,18 @@ static int send_side(struct bench_verbs *v, const struct bench_job *j,
 
 		memcpy(v->bnc + off, src + off, len);
 		if (post_op(v, j->op, IDX_PIECE(i), v->bnc + off, len,
-			    v->bnc_mr->lkey, v->peer_bnc + off,
-			    v->peer_bnc_rkey, imm))
+			    v->bnc_mr->lkey,
+			    (put ? v->peer_pre : v->peer_bnc) + off,
+			    put ? v->peer_pre_rkey : v->peer_bnc_rkey, imm))
 			return -1;
 		/* WRITE: the tail may overtake the head once both ends are ready */
-		if (j->op == BENCH_WRITE && p->reg == REG_HELPER && next < p->nfrag) {
+		if (j->op != BENCH_SEND && p->reg == REG_HELPER && next < p->nfrag) {
 			while (wait_one(v, 0) > 0)
 				;
 			if (v->err)
 				return -1;
 			if (__atomic_load_n(&v->h.ready, __ATOMIC_ACQUIRE) &&
-			    v->ready_ok[0]) {
+			    (put || v->ready_ok[0])) {
 				if (send_frag(v, j->op, src, 0, 0))
 					return -1;
 				next = 1;
@@ -481,7 +488,7 @@ static int send_side(struct bench_verbs *v, const struct bench_job *j,
 	for (; next < p->nfrag; next++)
 		if (send_frag(v, j->op, src, next, imm))
 			return -1;
-	if (j->op == BENCH_WRITE && !single &&
+	if (j->op != BENCH_SEND && !single &&
 	    post_op(v, j->op, IDX_IMM, NULL, 0, 0, 0, 0, 1))
 		return -1;
 	while (v->ddone < v->dposted)
@@ -497,6 +504,12 @@ static int recv_side(struct bench_verbs *v, const struct bench_job *j,
 	unsigned char *dst = p->reg == REG_PRE ? v->pre : buf;
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 
+	if (j->op == BENCH_PUT) {	/* into the standing buffer */
+		while (v->rdone < v->rwant)
+			if (wait_one(v, 1) < 0)
+				return -1;
+		return v->err;
+	}
 	if (p->reg == REG_HELPER && p->nfrag) {
 		v->h.addr = dst + p->head;
 		v->h.len = p->len - p->head;
@@ -564,9 +577,9 @@ void bench_verbs_prepare(struct bench *b, int side)
 			bench_fill(v->pre, p->len, j->seed);
 		return;
 	}
-	if (p->reg == REG_PRE)
+	if (p->reg == REG_PRE || j->op == BENCH_PUT)
 		memset(v->pre, 0, p->len);
-	if (j->op == BENCH_WRITE) {
+	if (j->op != BENCH_SEND) {
 		v->rwant = 1;
 		if (post_drecv(v, IDX_IMM, NULL, 0, 0))
 			v->err = -1;
