@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 5. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 6. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
@@ -43,13 +43,18 @@
  * window's side of a write may register the window's range the write
  * covers and offer it (PLACE with ORDMA_WIRE_F_WRITE); the writer then
  * RDMA WRITEs into it, each write followed by a WRITE_PLACED.
+ *
+ * Version 6: a write that completes carries its notification on its last
+ * piece (ORDMA_WIRE_F_NOTIFY on the WRITE or WRITE_PLACED with
+ * ORDMA_WIRE_F_LAST), which takes the next message id as NOTIFY does; the
+ * NOTIFY message is left for a write that stops early.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	5
+#define ORDMA_WIRE_VERSION	6
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -99,8 +104,10 @@ enum ordma_wire_opcode {
 	/* Nothing but @credits (version 3); no payload. */
 	ORDMA_WIRE_CREDIT,
 	/* Message @op_id (the next message id) is the notification of write
-	 * @base, of @total_len bytes at window offset @offset, sent right
-	 * after its last piece; no payload (version 5).
+	 * @base, of @total_len bytes at window offset @offset, that stopped
+	 * early (a write that completes carries ORDMA_WIRE_F_NOTIFY on its
+	 * last piece instead, version 6); @status its error; no payload
+	 * (version 5).
 	 */
 	ORDMA_WIRE_NOTIFY,
 	/* Writer to window: bytes [@offset, @offset + @base) of the window
@@ -115,6 +122,8 @@ enum ordma_wire_opcode {
 
 #define ORDMA_WIRE_F_LAST	0x1
 #define ORDMA_WIRE_F_WRITE	0x2
+/* On a write's last piece: its notification, the next message id (v6). */
+#define ORDMA_WIRE_F_NOTIFY	0x4
 
 /**
  * struct ordma_wire_hdr - header of every message

@@ -490,9 +490,10 @@ static u64 ordma_tx_start_msg(struct ordma_chan *chan, struct ordma_req *op)
 }
 
 /*
- * A WRITE with ORDMA_F_NOTIFY that put a piece on the wire ends with one
- * NOTIFY: after its last piece, or when it stops early (@err: our buffer
- * faulted; or the window failed it, which the peer knows). The NOTIFY goes
+ * A WRITE with ORDMA_F_NOTIFY that put a piece on the wire and stops early
+ * (@err: our buffer faulted; or the window failed it, which the peer
+ * knows) ends with a NOTIFY; one that completes carries it on its last
+ * piece (ORDMA_WIRE_F_NOTIFY, in ordma_tx_fill_op()). The NOTIFY goes
  * before any more data (header-only messages go first) and takes a message
  * id, in order with our messages.
  */
@@ -958,6 +959,42 @@ static void ordma_rx_ask_more(struct ordma_chan *chan)
 	up_read(&chan->ofile->windows_rwsem);
 }
 
+/*
+ * ORDMA_WIRE_F_NOTIFY only on the last piece of a write that has bytes
+ * (not on the marker of a write that stopped early).
+ */
+static bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
+{
+	u16 flags = le16_to_cpu(hdr->flags);
+
+	if (!(flags & ORDMA_WIRE_F_NOTIFY))
+		return true;
+	if (!(flags & ORDMA_WIRE_F_LAST))
+		return false;
+	return hdr->opcode == ORDMA_WIRE_WRITE ||
+	       (hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->base);
+}
+
+/*
+ * The last piece of a write that carries its notification (version 6),
+ * handled: the chunk becomes the NOTIFY of the next message id, with the
+ * write's result, for the next RECV. Returns false if there is none.
+ */
+static bool ordma_rx_notify_rides(struct ordma_chan *chan,
+				  struct ordma_chunk *chunk)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+
+	if (!(le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_NOTIFY))
+		return false;
+	hdr->opcode = ORDMA_WIRE_NOTIFY;
+	hdr->payload_len = 0;
+	hdr->op_id = 0;		/* the next message id */
+	hdr->status = cpu_to_le32(-chan->rx_wr_status);
+	list_add_tail(&chunk->node, &chan->rx_msgs);
+	return true;
+}
+
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk, bool mm_ok)
@@ -974,6 +1011,8 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		goto bad;
 	plen = le32_to_cpu(hdr->payload_len);
 	if (plen != chunk->len - ORDMA_HDR_LEN)
+		goto bad;
+	if (!ordma_wire_flags_valid(hdr))
 		goto bad;
 	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
 	if (ordma_wire_payload_class(hdr->opcode))
@@ -1016,11 +1055,11 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return true;
 	case ORDMA_WIRE_WRITE:
 		ordma_rx_write(chan, hdr, plen, mm_ok);
-		return false;
+		return ordma_rx_notify_rides(chan, chunk);
 	case ORDMA_WIRE_WRITE_PLACED:
 		if (plen || ordma_rx_write_placed(chan, hdr))
 			goto bad;
-		return false;
+		return ordma_rx_notify_rides(chan, chunk);
 	case ORDMA_WIRE_WRITE_ACK:
 		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
 		if (!op)
@@ -1081,8 +1120,14 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 				ordma_chan_fail(chan, -EPROTO);
 				return progress;
 			}
-			/* A message of no bytes: an early offer goes unused. */
-			chan->rx_msg_last = le64_to_cpu(hdr->op_id);
+			/*
+			 * A message of no bytes: an early offer goes unused.
+			 * Id 0: it rode on the write's last piece and has
+			 * the next id.
+			 */
+			chan->rx_msg_last = hdr->op_id ?
+					    le64_to_cpu(hdr->op_id) :
+					    chan->rx_msg_last + 1;
 			status = le32_to_cpu(hdr->status);
 			list_del(&chunk->node);
 			ordma_rx_recycle(chan, chunk);
@@ -1505,8 +1550,12 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	op->posted += n;
 	if (op->posted == op->len) {
 		hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
-		if (write)
-			ordma_tx_notify(chan, op, 0);
+		if (write && op->notify) {
+			/* The notification rides on the last piece. */
+			op->notify = false;
+			ordma_tx_start_msg(chan, NULL);
+			hdr->flags |= cpu_to_le16(ORDMA_WIRE_F_NOTIFY);
+		}
 	}
 	chunk->len = ORDMA_HDR_LEN + n;
 	return 1;

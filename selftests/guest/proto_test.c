@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 
 /* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	5
+#define WIRE_VERSION	6
 
 struct wire_cm {
 	uint8_t version;
@@ -44,6 +44,7 @@ struct wire_hdr {
 #define WIRE_WRITE_PLACED 11
 #define WIRE_F_LAST	1
 #define WIRE_F_WRITE	2
+#define WIRE_F_NOTIFY	4
 
 FIXTURE(proto) {
 	int fd;
@@ -1037,6 +1038,82 @@ TEST_F(proto, write_placed_without_offer_closes_channel)
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
 	munmap(win, PL_LEN);
+}
+
+/*
+ * Version 6: a write of two pieces whose last carries F_NOTIFY. The RECV
+ * completes with 0 once the bytes are in the window, the write is acked
+ * with 0 and the notification took message id 1: message 2 goes to the
+ * next RECV.
+ */
+TEST_F(proto, notify_rides_on_last_piece)
+{
+	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .payload_len = 4096, .total_len = 8192,
+			      .op_id = 1 };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV };
+	unsigned char small[64], data[4096];
+	struct place_peer pp;
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, win);
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	s.chan_id = accept_and_recv(_metadata, self, small, sizeof(small));
+	h.token = expose_window(_metadata, self, win, 8192);
+	memset(data, 0x3a, sizeof(data));
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	memset(data, 0xa3, sizeof(data));
+	h.offset = 4096;
+	h.flags = WIRE_F_LAST | WIRE_F_NOTIFY;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	EXPECT_EQ(0, wait_res(self->fd));
+	for (i = 0; i < 8192 && win[i] == (i < 4096 ? 0x3a : 0xa3); i++)
+		;
+	EXPECT_EQ((size_t)8192, i);
+	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 1));
+	EXPECT_EQ(0U, pp.acks[0]);
+
+	s.addr = (uintptr_t)small;
+	s.len = sizeof(small);
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	memset(&h, 0, sizeof(h));
+	h.version = WIRE_VERSION;
+	h.opcode = WIRE_MSG;
+	h.payload_len = 3;
+	h.total_len = 3;
+	h.op_id = 2;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, "xyz"));
+	EXPECT_EQ(3, wait_res(self->fd));
+	EXPECT_EQ(0, memcmp(small, "xyz", 3));
+	place_peer_fini(&pp);
+	munmap(win, 8192);
+}
+
+/* F_NOTIFY on a piece that is not a write's last: EPROTO. */
+TEST_F(proto, notify_flag_before_last_piece_closes_channel)
+{
+	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .flags = WIRE_F_NOTIFY, .payload_len = 4096,
+			      .total_len = 8192, .op_id = 1 };
+	unsigned char small[64], data[4096] = { 0 };
+	struct place_peer pp;
+
+	ASSERT_NE(MAP_FAILED, win);
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	accept_and_recv(_metadata, self, small, sizeof(small));
+	h.token = expose_window(_metadata, self, win, 8192);
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+	place_peer_fini(&pp);
+	munmap(win, 8192);
 }
 
 /* A NOTIFY for a write that never came: EPROTO. */
