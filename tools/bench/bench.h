@@ -25,6 +25,7 @@
 #define BENCH_FRAG		(1UL << 20)	/* pipeline fragment */
 #define BENCH_INFLIGHT		4		/* pipeline fragments in flight */
 #define BENCH_NCTR		24		/* sysfs counters kept per cell */
+#define BENCH_SMALL		(1UL << 20)	/* below: --iters-small */
 
 /*
  * BENCH_WRITE: one-sided RDMA WRITE from a fresh source into a fresh
@@ -92,6 +93,7 @@ struct bench {
 	const char *addr;
 	unsigned short port;
 	int iters;
+	int iters_small;	/* sizes below BENCH_SMALL */
 	int quick;
 	int trace;		/* ORDMA_BENCH_TRACE set: each transfer on stderr */
 	size_t sizes[BENCH_MAX_SIZES];
@@ -142,6 +144,7 @@ extern const char *const bench_op_names[BENCH_NOPS];
 
 /* main.c */
 double bench_now_us(void);
+int bench_iters(const struct bench *b, int s);
 void bench_fill(unsigned char *p, size_t len, unsigned int seed);
 int bench_check(const unsigned char *p, size_t len, unsigned int seed);
 unsigned char *bench_fresh(size_t len);

@@ -114,6 +114,12 @@ void bench_free(unsigned char *p, size_t len)
 	munmap(p, len);
 }
 
+/* Iterations at size index @s: --iters-small below BENCH_SMALL. */
+int bench_iters(const struct bench *b, int s)
+{
+	return b->sizes[s] < BENCH_SMALL ? b->iters_small : b->iters;
+}
+
 /* ---- one transfer ---------------------------------------------------------- */
 
 static void side_run(struct bench *b, int side)
@@ -230,7 +236,8 @@ static void add_run(struct bench *b, const char *name, enum bench_kind kind,
 	r->arg = arg;
 	for (int s = 0; s < b->nsizes; s++) {
 		for (int op = 0; op < BENCH_NOPS; op++) {
-			r->cell[s][op].t = calloc(b->iters, sizeof(double));
+			r->cell[s][op].t = calloc(bench_iters(b, s),
+						  sizeof(double));
 			if (!r->cell[s][op].t)
 				bench_die("out of memory");
 		}
@@ -345,7 +352,8 @@ static void parse_sizes(struct bench *b, char *list)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-"usage: ordma-bench [--quick] [--iters N] [--sizes S1,S2,...] [--dev IBDEV]\n"
+"usage: ordma-bench [--quick] [--iters N] [--iters-small N] [--sizes S1,S2,...]\n"
+"                   [--dev IBDEV]\n"
 "                   [--json FILE] [--csv FILE] [--plot FILE.svg]\n"
 "                   [--addr IPV4] [--port PORT] [--chans N] [--depth M]\n"
 "                   [--tput-size S] [--no-tput] [--no-fair] [SIZE...]\n"
@@ -357,6 +365,7 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "iters", required_argument, NULL, 'n' },
+		{ "iters-small", required_argument, NULL, 'N' },
 		{ "sizes", required_argument, NULL, 's' },
 		{ "dev", required_argument, NULL, 'd' },
 		{ "quick", no_argument, NULL, 'q' },
@@ -373,7 +382,7 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt, iters = 0;
+	int opt, iters = 0, iters_small = 0;
 
 	b->addr = "192.0.2.1";
 	b->port = 18790;
@@ -386,6 +395,9 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		switch (opt) {
 		case 'n':
 			iters = atoi(optarg);
+			break;
+		case 'N':
+			iters_small = atoi(optarg);
 			break;
 		case 's':
 			parse_sizes(b, optarg);
@@ -444,9 +456,12 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 			add_size(b, hi);
 	}
 	b->iters = iters ? iters : b->quick ? 5 : 11;
-	if (b->iters < 1 || b->tput_chans < 1 || b->tput_depth < 1 ||
-	    b->tput_chans * b->tput_depth > 256)
-		bench_die("bad --iters, --chans or --depth");
+	/* small transfers are quick and noisy: more samples for their medians */
+	b->iters_small = iters_small ? iters_small :
+			 b->quick ? b->iters : 3 * b->iters;
+	if (b->iters < 1 || b->iters_small < 1 || b->tput_chans < 1 ||
+	    b->tput_depth < 1 || b->tput_chans * b->tput_depth > 256)
+		bench_die("bad --iters, --iters-small, --chans or --depth");
 	for (int i = 0; i < b->nsizes; i++)
 		if (b->sizes[i] > b->max_len)
 			b->max_len = b->sizes[i];
@@ -554,9 +569,9 @@ int main(int argc, char **argv)
 	calibrate(b);
 
 	for (int s = 0; s < b->nsizes; s++) {
-		for (int it = 0; it < b->iters; it++) {
+		for (int it = 0; it < bench_iters(b, s); it++) {
 			bench_progress("latency %zu bytes, iteration %d/%d, %.0f s",
-				       b->sizes[s], it + 1, b->iters,
+				       b->sizes[s], it + 1, bench_iters(b, s),
 				       (bench_now_us() - t_start) / 1e6);
 			for (int op = 0; op < BENCH_NOPS; op++) {
 				shuffle(order, b->nruns, &rng);

@@ -181,8 +181,8 @@ void bench_print(struct bench *b)
 	int nc = cols_of(b, c), o = ordma_run(b);
 	char t1[32], t2[32], t3[32], t4[32];
 
-	printf("# ordma-bench on %s: %d iterations per size, strategies interleaved;\n",
-	       b->ibdev, b->iters);
+	printf("# ordma-bench on %s: %d iterations per size (%d below %lu KiB), strategies interleaved;\n",
+	       b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
 	printf("# fresh buffers each transfer (mmap'd and touched, never registered), every byte verified\n");
 	if (b->have_mode)
 		printf("# ordma: mode knob found: auto plus every forced mode\n");
@@ -355,8 +355,8 @@ int bench_write_json(struct bench *b, const char *path)
 	if (!f)
 		return -1;
 	fprintf(f, "{\n  \"tool\": \"ordma-bench\",\n  \"device\": \"%s\",\n", b->ibdev);
-	fprintf(f, "  \"iters\": %d,\n  \"quick\": %s,\n  \"mode_knob\": %s,\n",
-		b->iters, b->quick ? "true" : "false", b->have_mode ? "true" : "false");
+	fprintf(f, "  \"iters\": %d,\n  \"iters_small\": %d,\n  \"quick\": %s,\n  \"mode_knob\": %s,\n",
+		b->iters, b->iters_small, b->quick ? "true" : "false", b->have_mode ? "true" : "false");
 	fprintf(f, "  \"sizes\": [");
 	for (int s = 0; s < b->nsizes; s++)
 		fprintf(f, "%s%zu", s ? ", " : "", b->sizes[s]);
@@ -518,8 +518,8 @@ int bench_write_plot(struct bench *b, const char *path)
 	else
 		fprintf(g, "set terminal svg size 1600,800 dynamic font 'sans,11'\n");
 	fprintf(g, "set output '%s'\n", path);
-	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s: %d iterations, medians'\n",
-		BENCH_NOPS, b->ibdev, b->iters);
+	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s: medians of %d iterations (%d below %lu KiB)'\n",
+		BENCH_NOPS, b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
 	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
 	for (int s = 0; s < b->nsizes; s++) {
 		size_t v = b->sizes[s];
