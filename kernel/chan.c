@@ -184,7 +184,7 @@ static int ordma_chan_reserve_rx(struct ordma_chan *chan)
 	spin_lock_irq(&pool->lock);
 	room = pool->chunks_free > 0;
 	spin_unlock_irq(&pool->lock);
-	if (!room || chunk->size < chan->rx_size) {
+	if (!room || ordma_chunk_room(chunk) < chan->rx_size) {
 		ordma_chunk_put(chunk);
 		return -ENOBUFS;
 	}
@@ -220,7 +220,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	chan->odev = odev;
 
 	spin_lock_irq(&odev->pool.lock);
-	chan->rx_size = odev->pool.chunk_bytes;
+	chan->rx_size = odev->pool.chunk_bytes + ORDMA_CHUNK_HEAD;
 	spin_unlock_irq(&odev->pool.lock);
 
 	/*
@@ -903,7 +903,7 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 	info->out_chunks_held = atomic_read(&chan->held);
 	info->out_pages_pinned = atomic64_read(&chan->pages_pinned);
 	info->out_mrs_live = atomic_read(&chan->mrs_live);
-	info->out_rx_size = chan->rx_size;
+	info->out_rx_size = chan->rx_size - ORDMA_CHUNK_HEAD;
 }
 
 /**

@@ -153,7 +153,9 @@ enum ordma_chan_phase {
  * @recvq: RECV operations in order (worker)
  * @writeq: WRITE operations not yet acknowledged (worker)
  * @readq: READ operations not yet complete (worker)
- * @rx_msgs: received MSG/MSG_ABORT chunks waiting for RECVs (worker)
+ * @rx_msgs: received chunks waiting for RECVs: MSG, MSG_PLACED, MSG_ABORT,
+ *	NOTIFY, and a write's last piece that carried its notification
+ *	(rewritten as a NOTIFY) (worker)
  * @remote_reads: READ_REQ chunks being served (worker)
  * @ctrl: header-only messages to send: acks and read requests (worker)
  * @next_op_id: ids of one-sided operations (worker)
@@ -162,6 +164,8 @@ enum ordma_chan_phase {
  * @rx_msg_last: id of the peer's message we last started receiving (worker)
  * @rx_wr_id: the peer's write whose pieces came last (worker)
  * @rx_wr_status: its first failure, or 0 (worker)
+ * @rx_wr_notified: its notification came; another closes the channel
+ *	(worker)
  * @rx_wr: the ranges of our window that write may be placed into, or NULL
  *	(worker, or close once the worker is stopped; see ordma_rx_write())
  * @rx_wr_revoke: unexpose asks the worker to give back @rx_wr if its
@@ -248,6 +252,7 @@ struct ordma_chan {
 	u64 rx_msg_last;
 	u64 rx_wr_id;
 	int rx_wr_status;
+	bool rx_wr_notified;
 	struct ordma_req *rx_wr;
 	bool rx_wr_revoke;
 	struct ordma_pool_waiter pool_waiter;

@@ -21,6 +21,7 @@
 
 #include "compat.h"
 #include "plan.h"
+#include "wire.h"
 
 struct ordma_dev;
 
@@ -30,7 +31,9 @@ struct ordma_dev;
  * @pool: the pool it belongs to
  * @buf: kernel address of the buffer
  * @dma: its DMA address for @pool's device (use with pd->local_dma_lkey)
- * @size: capacity in bytes (the pool's chunk_bytes when it was allocated)
+ * @size: payload capacity in bytes (the pool's chunk_bytes when it was
+ *	allocated); the buffer has ORDMA_CHUNK_HEAD bytes more, so that a
+ *	message of @size bytes and its header are one piece
  * @len: bytes in use; owned by the holder
  * @cqe: completion entry for the holder's work request
  * @owner: the holder's context (its channel), set by the holder
@@ -60,6 +63,15 @@ struct ordma_chunk {
 	atomic_t *held;
 	int status;
 };
+
+/* Room for a message header in front of every chunk's payload. */
+#define ORDMA_CHUNK_HEAD	sizeof(struct ordma_wire_hdr)
+
+/* Bytes of a chunk's buffer: a header and @size bytes of payload. */
+static inline u32 ordma_chunk_room(const struct ordma_chunk *chunk)
+{
+	return chunk->size + ORDMA_CHUNK_HEAD;
+}
 
 /**
  * struct ordma_pool_waiter - callback run when chunks come back to a pool
@@ -268,7 +280,8 @@ struct ordma_window {
  * @places: ranges the receiver (the window's side) offered for RDMA WRITE
  *	(SEND, WRITE, worker)
  * @offer_end: end of the furthest range offered (SEND, WRITE, worker)
- * @notify: a WRITE ends with a NOTIFY (ORDMA_F_NOTIFY)
+ * @notify: a WRITE notifies the peer (ORDMA_F_NOTIFY): on its last piece,
+ *	or with a NOTIFY if it stops early
  */
 struct ordma_req {
 	struct list_head node;

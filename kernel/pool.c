@@ -27,10 +27,11 @@
  * (sysfs writes), which allocate and free chunks outside pool->lock. Gets
  * and puts do not take it.
  *
- * Freeing a chunk (ib_dma_unmap_single(), free_pages(), kfree()) happens
- * without the lock, and may happen in ordma_chunk_put() in any context: the
- * streaming DMA API may be called from interrupt context, and free_pages()
- * and kfree() are irq-safe, so nothing is deferred to a work item.
+ * Freeing a chunk (ib_dma_unmap_single(), free_pages_exact(), kfree())
+ * happens without the lock, and may happen in ordma_chunk_put() in any
+ * context: the streaming DMA API may be called from interrupt context, and
+ * free_pages_exact() (free_page() of each page) and kfree() are irq-safe,
+ * so nothing is deferred to a work item.
  */
 #include <linux/gfp.h>
 #include <linux/log2.h>
@@ -132,9 +133,9 @@ MODULE_PARM_DESC(chan_quota_chunks,
 
 static void ordma_chunk_free(struct ordma_pool *pool, struct ordma_chunk *chunk)
 {
-	ib_dma_unmap_single(pool->odev->ibdev, chunk->dma, chunk->size,
-			    DMA_BIDIRECTIONAL);
-	free_pages((unsigned long)chunk->buf, get_order(chunk->size));
+	ib_dma_unmap_single(pool->odev->ibdev, chunk->dma,
+			    ordma_chunk_room(chunk), DMA_BIDIRECTIONAL);
+	free_pages_exact(chunk->buf, ordma_chunk_room(chunk));
 	kfree(chunk);
 }
 
@@ -146,21 +147,22 @@ static struct ordma_chunk *ordma_chunk_alloc(struct ordma_pool *pool, u32 size)
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return NULL;
-	chunk->buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_NOWARN,
-					      get_order(size));
+	chunk->size = size;
+	chunk->buf = alloc_pages_exact(ordma_chunk_room(chunk),
+				       GFP_KERNEL | __GFP_NOWARN);
 	if (!chunk->buf)
 		goto err_chunk;
-	chunk->dma = ib_dma_map_single(ibdev, chunk->buf, size,
+	chunk->dma = ib_dma_map_single(ibdev, chunk->buf,
+				       ordma_chunk_room(chunk),
 				       DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(ibdev, chunk->dma))
 		goto err_pages;
 	chunk->pool = pool;
-	chunk->size = size;
 	INIT_LIST_HEAD(&chunk->node);
 	return chunk;
 
 err_pages:
-	free_pages((unsigned long)chunk->buf, get_order(size));
+	free_pages_exact(chunk->buf, ordma_chunk_room(chunk));
 err_chunk:
 	kfree(chunk);
 	return NULL;

@@ -30,8 +30,9 @@
  *
  * Version 4 adds early offers. Message ids are consecutive: a sender gives
  * a message the next id when it sends its first piece (a send that fails
- * before that uses none), so a receiver knows the id of the message its
- * next RECV will get and may offer that buffer before anything arrives.
+ * before that uses none; a write's notification takes one too, version 5),
+ * so a receiver knows the id of the message its next RECV will get and may
+ * offer that buffer before anything arrives.
  * Every PLACE says how long the receive buffer is; a sender uses offers
  * only for a message that fits it, cut at the message's end, and may then
  * place the very first piece.

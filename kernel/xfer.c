@@ -311,7 +311,7 @@ static void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 {
 	u32 ring = chan->rx_posted + chan->rx_spare;
 
-	if (chunk->size < chan->rx_size ||
+	if (ordma_chunk_room(chunk) < chan->rx_size ||
 	    (ring && (ring >= ordma_rx_target(chan) ||
 		      chan->rx_held > ordma_rx_cap(chan) ||
 		      !ordma_pool_plenty(chan)))) {
@@ -367,7 +367,7 @@ static bool ordma_rx_refill(struct ordma_chan *chan)
 			if (!chunk)
 				break;
 			chan->rx_held++;
-			if (chunk->size < chan->rx_size) {
+			if (ordma_chunk_room(chunk) < chan->rx_size) {
 				/* chunk_bytes shrank under us: unusable. */
 				chan->rx_held--;
 				ordma_chunk_put(chunk);
@@ -857,6 +857,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 		ordma_rx_wr_end(chan);
 		chan->rx_wr_id = op_id;
 		chan->rx_wr_status = 0;
+		chan->rx_wr_notified = false;
 	}
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, token, base, total,
@@ -960,18 +961,21 @@ static void ordma_rx_ask_more(struct ordma_chan *chan)
 }
 
 /*
- * ORDMA_WIRE_F_NOTIFY only on the last piece of a write that has bytes
- * (not on the marker of a write that stopped early).
+ * No flag we do not know; ORDMA_WIRE_F_NOTIFY only on the last piece of a
+ * write that has bytes (not on the marker of a write that stopped early).
  */
 static bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
 {
 	u16 flags = le16_to_cpu(hdr->flags);
 
+	if (flags & ~(ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_WRITE |
+		      ORDMA_WIRE_F_NOTIFY))
+		return false;
 	if (!(flags & ORDMA_WIRE_F_NOTIFY))
 		return true;
 	if (!(flags & ORDMA_WIRE_F_LAST))
 		return false;
-	return hdr->opcode == ORDMA_WIRE_WRITE ||
+	return (hdr->opcode == ORDMA_WIRE_WRITE && hdr->payload_len) ||
 	       (hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->base);
 }
 
@@ -987,8 +991,10 @@ static bool ordma_rx_notify_rides(struct ordma_chan *chan,
 
 	if (!(le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_NOTIFY))
 		return false;
+	chan->rx_wr_notified = true;
 	hdr->opcode = ORDMA_WIRE_NOTIFY;
 	hdr->payload_len = 0;
+	chunk->len = ORDMA_HDR_LEN;
 	hdr->op_id = 0;		/* the next message id */
 	hdr->status = cpu_to_le32(-chan->rx_wr_status);
 	list_add_tail(&chunk->node, &chan->rx_msgs);
@@ -1045,9 +1051,11 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return false;
 	case ORDMA_WIRE_NOTIFY:
 		/* Right after the write's pieces; a message for a RECV. */
-		if (plen || !le64_to_cpu(hdr->op_id) ||
-		    le64_to_cpu(hdr->base) != chan->rx_wr_id)
+		if (plen || !le64_to_cpu(hdr->op_id) || !hdr->base ||
+		    le64_to_cpu(hdr->base) != chan->rx_wr_id ||
+		    chan->rx_wr_notified)
 			goto bad;
+		chan->rx_wr_notified = true;
 		/* The write's result: ours first, else the writer's. */
 		if (chan->rx_wr_status)
 			hdr->status = cpu_to_le32(-chan->rx_wr_status);
@@ -1273,7 +1281,7 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 
 static u32 ordma_payload_max(struct ordma_chan *chan, struct ordma_chunk *chunk)
 {
-	return min(chunk->size, chan->peer_rx_size) - ORDMA_HDR_LEN;
+	return min(ordma_chunk_room(chunk), chan->peer_rx_size) - ORDMA_HDR_LEN;
 }
 
 static void ordma_tx_put(struct ordma_chan *chan, struct ordma_chunk *chunk)

@@ -875,41 +875,75 @@ static __u64 expose_window(struct __test_metadata *_metadata,
 }
 
 /*
+ * Connect, accept with a receive into @small, expose @win (8192 bytes) and
+ * fill @h for the first piece (4096 bytes) of write 1 covering all of it.
+ * Returns the channel.
+ */
+static __u32 small_write_setup(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(proto) *self, unsigned char *win,
+			       struct place_peer *pp, struct wire_hdr *h,
+			       unsigned char *small, size_t small_len)
+{
+	__u32 chan;
+
+	EXPECT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	EXPECT_EQ(0, place_peer_init(self, pp));
+	chan = accept_and_recv(_metadata, self, small, small_len);
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_WRITE;
+	h->payload_len = 4096;
+	h->total_len = 8192;
+	h->op_id = 1;
+	h->token = expose_window(_metadata, self, win, 8192);
+	return chan;
+}
+
+/* Message @id (three bytes) goes to the next RECV, into @small. */
+static void next_msg_to_next_recv(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(proto) *self,
+				  struct place_peer *pp, __u32 chan,
+				  unsigned char *small, size_t small_len,
+				  __u64 id)
+{
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV,
+				  .chan_id = chan, .addr = (uintptr_t)small,
+				  .len = small_len };
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_MSG,
+			      .payload_len = 3, .total_len = 3, .op_id = id };
+
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	ASSERT_EQ(0, wire_send(self, pp, &h, "abc"));
+	EXPECT_EQ(3, wait_res(self->fd));
+	EXPECT_EQ(0, memcmp(small, "abc", 3));
+}
+
+/*
  * A write of two pieces whose first cannot be copied (that page of the
  * window is gone): both acks report it, the last piece's too, and so does
- * the notification in the RECV it takes. Message ids go on after it.
+ * the notification the last piece carries, in the RECV it takes. Message
+ * ids go on after it.
  */
 TEST_F(proto, notify_reports_first_failure_of_write)
 {
 	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
-			      .payload_len = 4096, .total_len = 8192,
-			      .op_id = 1 };
-	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV };
 	unsigned char small[64], data[4096];
 	struct place_peer pp;
+	struct wire_hdr h;
 	size_t i;
+	__u32 chan;
 
 	ASSERT_NE(MAP_FAILED, win);
 	memset(data, 0x5c, sizeof(data));
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	s.chan_id = accept_and_recv(_metadata, self, small, sizeof(small));
-	h.token = expose_window(_metadata, self, win, 8192);
+	chan = small_write_setup(_metadata, self, win, &pp, &h, small,
+				 sizeof(small));
 	ASSERT_EQ(0, munmap(win, 4096));
 	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
 	h.offset = 4096;
-	h.flags = WIRE_F_LAST;
+	h.flags = WIRE_F_LAST | WIRE_F_NOTIFY;
 	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
-	memset(&h, 0, sizeof(h));
-	h.version = WIRE_VERSION;
-	h.opcode = WIRE_NOTIFY;
-	h.total_len = 8192;
-	h.base = 1;		/* the write */
-	h.op_id = 1;		/* the first message */
-	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
 	EXPECT_EQ(-EREMOTEIO, wait_res(self->fd));
 	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 2));
 	EXPECT_EQ((uint32_t)EREMOTEIO, pp.acks[0]);
@@ -917,20 +951,8 @@ TEST_F(proto, notify_reports_first_failure_of_write)
 	for (i = 0; i < 4096 && win[4096 + i] == 0x5c; i++)
 		;
 	EXPECT_EQ((size_t)4096, i);
-
-	/* Message 2 goes to the next RECV. */
-	s.addr = (uintptr_t)small;
-	s.len = sizeof(small);
-	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
-	memset(&h, 0, sizeof(h));
-	h.version = WIRE_VERSION;
-	h.opcode = WIRE_MSG;
-	h.payload_len = 3;
-	h.total_len = 3;
-	h.op_id = 2;
-	ASSERT_EQ(0, wire_send(self, &pp, &h, "abc"));
-	EXPECT_EQ(3, wait_res(self->fd));
-	EXPECT_EQ(0, memcmp(small, "abc", 3));
+	next_msg_to_next_recv(_metadata, self, &pp, chan, small,
+			      sizeof(small), 2);
 	place_peer_fini(&pp);
 	munmap(win + 4096, 4096);
 }
@@ -1050,20 +1072,15 @@ TEST_F(proto, notify_rides_on_last_piece)
 {
 	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
-			      .payload_len = 4096, .total_len = 8192,
-			      .op_id = 1 };
-	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV };
 	unsigned char small[64], data[4096];
 	struct place_peer pp;
+	struct wire_hdr h;
 	size_t i;
+	__u32 chan;
 
 	ASSERT_NE(MAP_FAILED, win);
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	s.chan_id = accept_and_recv(_metadata, self, small, sizeof(small));
-	h.token = expose_window(_metadata, self, win, 8192);
+	chan = small_write_setup(_metadata, self, win, &pp, &h, small,
+				 sizeof(small));
 	memset(data, 0x3a, sizeof(data));
 	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
 	memset(data, 0xa3, sizeof(data));
@@ -1076,19 +1093,48 @@ TEST_F(proto, notify_rides_on_last_piece)
 	EXPECT_EQ((size_t)8192, i);
 	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 1));
 	EXPECT_EQ(0U, pp.acks[0]);
+	next_msg_to_next_recv(_metadata, self, &pp, chan, small,
+			      sizeof(small), 2);
+	place_peer_fini(&pp);
+	munmap(win, 8192);
+}
 
-	s.addr = (uintptr_t)small;
-	s.len = sizeof(small);
+/*
+ * A write that stops after its first piece (the writer's buffer faulted):
+ * the marker (WRITE_PLACED, no bytes, F_LAST), then a NOTIFY with the
+ * writer's EFAULT, which the RECV gets. A second NOTIFY of that write
+ * closes the channel.
+ */
+TEST_F(proto, notify_of_stopped_write_once)
+{
+	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char small[64], data[4096] = { 0 };
+	struct place_peer pp;
+	struct wire_hdr h, nh = { .version = WIRE_VERSION,
+				  .opcode = WIRE_NOTIFY, .total_len = 8192,
+				  .base = 1, .op_id = 1, .status = EFAULT };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV,
+				  .addr = (uintptr_t)small,
+				  .len = sizeof(small) };
+
+	ASSERT_NE(MAP_FAILED, win);
+	s.chan_id = small_write_setup(_metadata, self, win, &pp, &h, small,
+				      sizeof(small));
+	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
+	h.opcode = WIRE_WRITE_PLACED;
+	h.payload_len = 0;
+	h.offset = 4096;
+	h.base = 0;
+	h.flags = WIRE_F_LAST;
+	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
+	ASSERT_EQ(0, wire_send(self, &pp, &nh, NULL));
+	EXPECT_EQ(-EFAULT, wait_res(self->fd));
+
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
-	memset(&h, 0, sizeof(h));
-	h.version = WIRE_VERSION;
-	h.opcode = WIRE_MSG;
-	h.payload_len = 3;
-	h.total_len = 3;
-	h.op_id = 2;
-	ASSERT_EQ(0, wire_send(self, &pp, &h, "xyz"));
-	EXPECT_EQ(3, wait_res(self->fd));
-	EXPECT_EQ(0, memcmp(small, "xyz", 3));
+	nh.op_id = 2;
+	ASSERT_EQ(0, wire_send(self, &pp, &nh, NULL));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
 	munmap(win, 8192);
 }
@@ -1098,18 +1144,13 @@ TEST_F(proto, notify_flag_before_last_piece_closes_channel)
 {
 	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
-			      .flags = WIRE_F_NOTIFY, .payload_len = 4096,
-			      .total_len = 8192, .op_id = 1 };
 	unsigned char small[64], data[4096] = { 0 };
 	struct place_peer pp;
+	struct wire_hdr h;
 
 	ASSERT_NE(MAP_FAILED, win);
-	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
-		  hostile_connect(self, WIRE_VERSION));
-	ASSERT_EQ(0, place_peer_init(self, &pp));
-	accept_and_recv(_metadata, self, small, sizeof(small));
-	h.token = expose_window(_metadata, self, win, 8192);
+	small_write_setup(_metadata, self, win, &pp, &h, small, sizeof(small));
+	h.flags = WIRE_F_NOTIFY;
 	ASSERT_EQ(0, wire_send(self, &pp, &h, data));
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
