@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..10"
 
 expect "vmtest: no command is a usage error" 125 "usage:" $vmtest
 expect "vmtest: unknown option is a usage error" 125 "unknown argument" $vmtest --frobnicate -- true
@@ -74,5 +74,11 @@ fi
 
 expect "vmtest: timeout kills the guest" 124 "timeout after" \
 	$vmtest --no-module --timeout 30 -- sleep 1000
+
+# No guest starts a command in 3 s: killed, booted again, then given up.
+expect "vmtest: a boot that does not start the command is tried twice" 125 \
+	"after [0-9]+s \(boots: 2\)" env VMTEST_BOOT_S=3 $vmtest --no-module -- true
+expect "vmtest: bad VMTEST_BOOT_S is refused" 125 "VMTEST_BOOT_S wants" \
+	env VMTEST_BOOT_S=soon $vmtest --no-module -- true
 
 exit $((fails > 0))
