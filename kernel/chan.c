@@ -220,7 +220,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	chan->odev = odev;
 
 	spin_lock_irq(&odev->pool.lock);
-	chan->rx_size = odev->pool.chunk_bytes + ORDMA_CHUNK_HEAD;
+	chan->rx_size = odev->pool.chunk_bytes + ORDMA_HDR_LEN;
 	spin_unlock_irq(&odev->pool.lock);
 
 	/*
@@ -903,7 +903,7 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 	info->out_chunks_held = atomic_read(&chan->held);
 	info->out_pages_pinned = atomic64_read(&chan->pages_pinned);
 	info->out_mrs_live = atomic_read(&chan->mrs_live);
-	info->out_rx_size = chan->rx_size - ORDMA_CHUNK_HEAD;
+	info->out_rx_size = chan->rx_size - ORDMA_HDR_LEN;
 }
 
 /**

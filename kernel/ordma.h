@@ -32,7 +32,7 @@ struct ordma_dev;
  * @buf: kernel address of the buffer
  * @dma: its DMA address for @pool's device (use with pd->local_dma_lkey)
  * @size: payload capacity in bytes (the pool's chunk_bytes when it was
- *	allocated); the buffer has ORDMA_CHUNK_HEAD bytes more, so that a
+ *	allocated); the buffer has ORDMA_HDR_LEN bytes more, so that a
  *	message of @size bytes and its header are one piece
  * @len: bytes in use; owned by the holder
  * @cqe: completion entry for the holder's work request
@@ -64,13 +64,13 @@ struct ordma_chunk {
 	int status;
 };
 
-/* Room for a message header in front of every chunk's payload. */
-#define ORDMA_CHUNK_HEAD	sizeof(struct ordma_wire_hdr)
+/* A message's header; every chunk has room for one in front of its payload. */
+#define ORDMA_HDR_LEN	sizeof(struct ordma_wire_hdr)
 
 /* Bytes of a chunk's buffer: a header and @size bytes of payload. */
 static inline u32 ordma_chunk_room(const struct ordma_chunk *chunk)
 {
-	return chunk->size + ORDMA_CHUNK_HEAD;
+	return chunk->size + ORDMA_HDR_LEN;
 }
 
 /**

@@ -43,8 +43,6 @@
 
 #include "chan.h"
 
-#define ORDMA_HDR_LEN	sizeof(struct ordma_wire_hdr)
-
 /* A header-only message waiting for a send slot. */
 struct ordma_ctrl {
 	struct list_head node;

@@ -8,8 +8,8 @@
  * messages, each from a fresh source buffer (mmap'd and filled) into a fresh
  * destination buffer (mmap'd and zeroed), neither registered, and for RDMA
  * WRITE from a fresh source into a standing target (zeroed before each
- * transfer); the receiver checks every byte after the timed region. Then throughput and fairness
- * over ordma, then the tables.
+ * transfer); the receiver checks every byte after the timed region. Then
+ * throughput and fairness over ordma, then the tables.
  */
 #include <errno.h>
 #include <getopt.h>

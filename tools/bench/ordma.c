@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/mman.h>
 #include <libordma.h>
 #include "bench.h"
 

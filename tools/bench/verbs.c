@@ -20,9 +20,10 @@
  * which is what the receiver waits for; messages end when every posted
  * receive has completed. A PUT is a WRITE whose target is the receiver's
  * pre-registered buffer, known since set-up: only the sender's plan
- * differs by strategy (no READY, no copy out). Receives for the bounce pieces and the prereg
- * buffer are posted before the timed region, as a real receiver keeps them
- * posted; receives for buffers registered per transfer are posted inside it.
+ * differs by strategy (no READY, no copy out). Receives for the bounce
+ * pieces and the prereg buffer are posted before the timed region, as a
+ * real receiver keeps them posted; receives for buffers registered per
+ * transfer are posted inside it.
  */
 #include <errno.h>
 #include <stdio.h>
