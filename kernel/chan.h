@@ -7,6 +7,7 @@
 #define _ORDMA_CHAN_H
 
 #include <linux/workqueue.h>
+#include <linux/sched/clock.h>
 #include <rdma/rdma_cm.h>
 
 #include "ordma.h"
@@ -22,6 +23,13 @@
 #define ORDMA_SEG_DEPTH		4
 /* Largest segment, in pages (2 MiB). */
 #define ORDMA_SEG_MAX_PAGES	512
+/*
+ * Standing registrations of our windows a channel holds at once, and the
+ * standing offers of the peer's windows it keeps; the largest window
+ * registered whole, in pages (64 MiB).
+ */
+#define ORDMA_STAND_DEPTH	4
+#define ORDMA_STAND_MAX_PAGES	16384
 /* Registrations this small measure the fixed cost of one. */
 #define ORDMA_SEG_SMALL_PAGES	4
 /* Completion queue entries a channel takes from the device's CQ pool: a
@@ -41,7 +49,8 @@ enum ordma_seg_state {
 
 /**
  * struct ordma_seg - a range of a user buffer, pinned and registered
- * @op_node: on its operation's list of segments (worker)
+ * @op_node: on its operation's list of segments, or on chan->standing for
+ *	a standing one (worker)
  * @q_node: on chan->reg_todo or chan->reg_done (chan->lock)
  * @all_node: on chan->segs while it lives (chan->lock)
  * @uaddr: start of the range in the owner's mm
@@ -65,6 +74,11 @@ enum ordma_seg_state {
  * @sends: sends from this segment posted and not completed (worker)
  * @reg_ns: time pinning and registering it took, ns
  * @counted: its hidden time is accounted (worker)
+ * @standing: the whole window @wtoken, registered for as long as it is
+ *	exposed and offered once (a standing offer); not counted in nsegs
+ * @revoke: the window is being unexposed (WRITE_ONCE/READ_ONCE)
+ * @revoke_sent: the REVOKE went out; deregistered at the peer's REVOKED
+ *	(worker)
  */
 struct ordma_seg {
 	struct list_head op_node;
@@ -87,6 +101,9 @@ struct ordma_seg {
 	u32 sends;
 	u64 reg_ns;
 	bool counted;
+	bool standing;
+	bool revoke;
+	bool revoke_sent;
 };
 
 enum ordma_chan_phase {
@@ -113,6 +130,10 @@ enum ordma_chan_phase {
  *	(ofile->run_lock)
  * @runner_busy: such a task is running the channel's passes now: kicks
  *	go to the runq for it to take when done (ofile->run_lock)
+ * @submitters: tasks running the passes after submitting an operation
+ *	(ordma_chan_run_submitter()) (ofile->run_lock)
+ * @submit_kicked: a kick came while they ran and no runner took it: the
+ *	first of them to finish runs the passes once more (ofile->run_lock)
  * @teardown: serialises ordma_chan_close(); held while destroying
  * @lock: protects the fields marked "lock"
  * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
@@ -170,6 +191,17 @@ enum ordma_chan_phase {
  *	(worker, or close once the worker is stopped; see ordma_rx_write())
  * @rx_wr_revoke: unexpose asks the worker to give back @rx_wr if its
  *	window is gone (WRITE_ONCE/READ_ONCE)
+ * @rx_wr_standing: the peer's write @rx_wr_id goes into a standing offer
+ *	(worker)
+ * @rx_st_next: window offset its next piece starts at (worker)
+ * @rx_st_left: bytes of it still to come (worker)
+ * @standing: standing registrations of our windows (struct ordma_seg,
+ *	op_node; worker)
+ * @nstanding: segments on @standing (worker)
+ * @stand_revoke: unexpose asks the worker to revoke standing offers
+ *	(WRITE_ONCE/READ_ONCE)
+ * @tx_standing: standing offers of the peer's windows (worker)
+ * @ntx_standing: offers on @tx_standing (worker)
  * @pool_waiter: registered when the pool had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
@@ -205,6 +237,8 @@ struct ordma_chan {
 	struct mutex run;		/* held while running the data path */
 	struct list_head run_node;	/* ofile->run_lock */
 	bool runner_busy;		/* ofile->run_lock */
+	unsigned int submitters;	/* ofile->run_lock */
+	bool submit_kicked;		/* ofile->run_lock */
 
 	spinlock_t lock;		/* see the top of chan.c */
 	enum ordma_chan_phase phase;	/* lock */
@@ -255,6 +289,14 @@ struct ordma_chan {
 	bool rx_wr_notified;
 	struct ordma_req *rx_wr;
 	bool rx_wr_revoke;
+	bool rx_wr_standing;
+	u64 rx_st_next;
+	u64 rx_st_left;
+	struct list_head standing;
+	u32 nstanding;
+	bool stand_revoke;
+	struct list_head tx_standing;
+	u32 ntx_standing;
 	struct ordma_pool_waiter pool_waiter;
 
 	struct work_struct reg_work;
@@ -319,11 +361,32 @@ void ordma_chan_fail(struct ordma_chan *chan, int err);
 void ordma_mr_work(struct work_struct *work);
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write, u64 wtoken);
+struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
+					   u64 len, u64 wtoken);
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
 void ordma_mr_init(struct ordma_chan *chan);
 
 extern struct workqueue_struct *ordma_wq;
+
+/*
+ * Timestamps of the cost model and the counters, ns. local_clock() reads
+ * the CPU's clock where ktime_get_ns() reads the clocksource, which may be
+ * slow: the HPET of an emulated guest costs microseconds a read, and the
+ * data path stamps every operation a few times. Stamps from two CPUs may
+ * disagree a little; an interval is never negative.
+ */
+static inline u64 ordma_now(void)
+{
+	return local_clock();
+}
+
+static inline u64 ordma_ns_since(u64 t0)
+{
+	u64 now = local_clock();
+
+	return now > t0 ? now - t0 : 0;
+}
 
 #endif /* _ORDMA_CHAN_H */

@@ -257,3 +257,29 @@ int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 	rcu_read_unlock();
 	return ret;
 }
+
+/**
+ * ordma_window_written() - a peer's write into a window begins
+ * @ofile: the file that exposed the window
+ * @token: the window, checked by ordma_window_check() under
+ *	@ofile->windows_rwsem, which the caller still holds for read
+ * @len: the window's length
+ *
+ * Return: how many writes into the window began, this one included, or 0
+ * if it is gone.
+ */
+u32 ordma_window_written(struct ordma_file *ofile, u64 token, u64 *len)
+{
+	struct ordma_window *win;
+	u32 n = 0;
+
+	lockdep_assert_held_read(&ofile->windows_rwsem);
+	rcu_read_lock();
+	win = ordma_window_lookup(ofile, token);
+	if (win) {
+		n = atomic_inc_return(&win->writes);
+		*len = win->len;
+	}
+	rcu_read_unlock();
+	return n;
+}

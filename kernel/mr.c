@@ -41,7 +41,6 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/kthread.h>
-#include <linux/ktime.h>
 
 #include "chan.h"
 
@@ -71,15 +70,21 @@ static int ordma_seg_charge(struct ordma_file *ofile, u32 npages)
 	return 0;
 }
 
-/* Undo ordma_seg_prepare(). */
+/* Undo ordma_seg_prepare(); feeds the model the time it took. */
 static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	struct ordma_dev *odev = chan->odev;
+	u64 t0, ns;
 
 	if (!seg->mr)
 		return;
+	t0 = ordma_now();
 	ib_dereg_mr(seg->mr);
+	ns = ordma_ns_since(t0);
 	seg->mr = NULL;
+	spin_lock(&odev->model_lock);
+	ordma_model_dereg(&odev->model, ns);
+	spin_unlock(&odev->model_lock);
 	atomic_dec(&odev->mrs_live);
 	atomic_dec(&chan->mrs_live);
 	atomic64_sub(seg->pinned, &odev->pages_pinned);
@@ -108,7 +113,8 @@ static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 	ordma_seg_unlist(chan, seg);
 	spin_lock_irqsave(&chan->lock, flags);
 	list_del(&seg->all_node);
-	WRITE_ONCE(chan->nsegs, chan->nsegs - 1);
+	if (!seg->standing)
+		WRITE_ONCE(chan->nsegs, chan->nsegs - 1);
 	spin_unlock_irqrestore(&chan->lock, flags);
 	kfree(seg);
 	/* A segment slot is free: the worker may want it. */
@@ -132,7 +138,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	ret = ordma_seg_charge(chan->ofile, npages);
 	if (ret)
 		return ret;
-	t0 = ktime_get_ns();
+	t0 = ordma_now();
 	/*
 	 * A source is only read (no FOLL_WRITE: read-only mappings work); a
 	 * destination is offered to the peer for RDMA WRITE.
@@ -142,7 +148,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 					 IB_ACCESS_REMOTE_WRITE : 0);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	ns = ktime_get_ns() - t0;
+	ns = ordma_ns_since(t0);
 	seg->mr = mr;
 	seg->pinned = npages;
 	atomic_inc(&odev->mrs_live);
@@ -252,6 +258,54 @@ void ordma_mr_work(struct work_struct *work)
 	}
 }
 
+static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
+				       u64 len, bool write, u64 wtoken,
+				       bool standing)
+{
+	struct ordma_seg *seg;
+	u32 limit;
+
+	if (chan->nsegs_max == 0)
+		return NULL;
+	/*
+	 * A destination leaves one slot to sources, so two channel ends
+	 * receiving from each other in zerocopy mode can still send.
+	 */
+	limit = chan->nsegs_max - (write && chan->nsegs_max > 1);
+	/* No allocation for nothing: only the worker adds segments. */
+	if (!standing && READ_ONCE(chan->nsegs) >= limit)
+		return NULL;
+	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
+	if (!seg)
+		return NULL;
+	seg->uaddr = uaddr;
+	seg->len = len;
+	seg->write = write;
+	seg->wtoken = wtoken;
+	seg->standing = standing;
+	seg->chan = chan;
+	seg->state = ORDMA_SEG_QUEUED;
+	INIT_LIST_HEAD(&seg->op_node);
+	spin_lock_irq(&chan->lock);
+	if (!standing && chan->nsegs >= limit) {
+		spin_unlock_irq(&chan->lock);
+		kfree(seg);
+		return NULL;
+	}
+	if (!standing)
+		WRITE_ONCE(chan->nsegs, chan->nsegs + 1);
+	list_add_tail(&seg->all_node, &chan->segs);
+	list_add_tail(&seg->q_node, &chan->reg_todo);
+	spin_unlock_irq(&chan->lock);
+	if (wtoken) {
+		spin_lock(&chan->ofile->wsegs_lock);
+		list_add_tail(&seg->w_node, &chan->ofile->wsegs);
+		spin_unlock(&chan->ofile->wsegs_lock);
+	}
+	ordma_seg_kick(chan);
+	return seg;
+}
+
 /**
  * ordma_seg_queue() - ask for a range of a user buffer to be registered
  * @chan: the channel; called by its worker
@@ -268,46 +322,27 @@ void ordma_mr_work(struct work_struct *work)
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write, u64 wtoken)
 {
-	struct ordma_seg *seg;
-	u32 limit;
+	return ordma_seg_add(chan, uaddr, len, write, wtoken, false);
+}
 
-	if (chan->nsegs_max == 0)
-		return NULL;
-	/*
-	 * A destination leaves one slot to sources, so two channel ends
-	 * receiving from each other in zerocopy mode can still send.
-	 */
-	limit = chan->nsegs_max - (write && chan->nsegs_max > 1);
-	/* No allocation for nothing: only the worker adds segments. */
-	if (READ_ONCE(chan->nsegs) >= limit)
-		return NULL;
-	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
-	if (!seg)
-		return NULL;
-	seg->uaddr = uaddr;
-	seg->len = len;
-	seg->write = write;
-	seg->wtoken = wtoken;
-	seg->chan = chan;
-	seg->state = ORDMA_SEG_QUEUED;
-	INIT_LIST_HEAD(&seg->op_node);
-	spin_lock_irq(&chan->lock);
-	if (chan->nsegs >= limit) {
-		spin_unlock_irq(&chan->lock);
-		kfree(seg);
-		return NULL;
-	}
-	WRITE_ONCE(chan->nsegs, chan->nsegs + 1);
-	list_add_tail(&seg->all_node, &chan->segs);
-	list_add_tail(&seg->q_node, &chan->reg_todo);
-	spin_unlock_irq(&chan->lock);
-	if (wtoken) {
-		spin_lock(&chan->ofile->wsegs_lock);
-		list_add_tail(&seg->w_node, &chan->ofile->wsegs);
-		spin_unlock(&chan->ofile->wsegs_lock);
-	}
-	ordma_seg_kick(chan);
-	return seg;
+/**
+ * ordma_seg_queue_standing() - register a window for as long as it lives
+ * @chan: the channel whose peer writes into it; called by its worker
+ * @uaddr: start of the window's range to register
+ * @len: its length
+ * @wtoken: the window's token; the caller holds the file's windows_rwsem
+ *	for read and checked the window is there
+ *
+ * The segment takes no slot of @chan (the caller bounds how many it keeps,
+ * on chan->standing); it lives until the window is unexposed and the peer
+ * has let go of it, or the channel dies.
+ *
+ * Return: the segment (QUEUED) or NULL when out of memory.
+ */
+struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
+					   u64 len, u64 wtoken)
+{
+	return ordma_seg_add(chan, uaddr, len, true, wtoken, true);
 }
 
 /**
@@ -372,6 +407,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		kfree(seg);
 	}
 	chan->nsegs = 0;
+	chan->nstanding = 0;
 }
 
 /*
@@ -422,6 +458,30 @@ static void ordma_file_revoke(struct ordma_file *ofile, u64 token)
 	spin_unlock(&ofile->wsegs_lock);
 }
 
+/*
+ * ordma_file_unstand() - revoke the standing offers of window @token
+ * @ofile: the file
+ * @token: a window that is gone
+ *
+ * Each channel holding a standing registration of it asks its peer to let
+ * go (REVOKE) and deregisters it at the answer (ordma_rx_stand_revoke()).
+ */
+static void ordma_file_unstand(struct ordma_file *ofile, u64 token)
+{
+	struct ordma_seg *seg;
+
+	spin_lock(&ofile->wsegs_lock);
+	list_for_each_entry(seg, &ofile->wsegs, w_node) {
+		if (seg->standing && seg->wtoken == token) {
+			WRITE_ONCE(seg->revoke, true);
+			/* Seen with @revoke (ordma_xfer_step()). */
+			smp_store_release(&seg->chan->stand_revoke, true);
+			ordma_chan_kick(seg->chan);
+		}
+	}
+	spin_unlock(&ofile->wsegs_lock);
+}
+
 /* How long unexpose lets a write being placed into the window go on. */
 #define ORDMA_UNPLACE_WAIT	(10 * HZ)
 
@@ -432,13 +492,15 @@ static void ordma_file_revoke(struct ordma_file *ofile, u64 token)
  *
  * Writes into the window that were being placed go on until they end
  * (later pieces through chunks fail with ENOENT, so the writers stop), and
- * their ranges are deregistered. A writer that does not end its write
- * within ORDMA_UNPLACE_WAIT loses the ranges anyway: its next RDMA WRITE
- * into them fails its channel. A fatal signal ends the wait (the file's
- * channels then close).
+ * their ranges are deregistered; standing offers are revoked, and
+ * deregistered once the writers answer. A writer that does not end its
+ * write or answer within ORDMA_UNPLACE_WAIT loses the ranges anyway: its
+ * next RDMA WRITE into them fails its channel. A fatal signal ends the
+ * wait (the file's channels then close).
  */
 void ordma_file_unplace(struct ordma_file *ofile, u64 token)
 {
+	ordma_file_unstand(ofile, token);
 	if (wait_event_timeout(ofile->unplace_wait,
 			       !ordma_file_places(ofile, token),
 			       ORDMA_UNPLACE_WAIT))

@@ -45,6 +45,13 @@ struct ordma_dev;
  * @rkey: the holder's: the peer's key for @raddr; 0: a plain send
  * @held: the holder's chunk counter, charged by ordma_chunk_get()
  * @status: the holder's: work completion status of @cqe
+ * @wimm: the holder's: post the payload as one RDMA WRITE with immediate
+ *	data at @raddr, and no header
+ * @wbare: the holder's: post the payload as one RDMA WRITE at @raddr, and
+ *	no header (a piece of a write that a later header announces)
+ * @got_imm: the holder's: a receive completed by an RDMA WRITE with
+ *	immediate data @imm (@len: the bytes it wrote elsewhere)
+ * @imm: see @got_imm
  */
 struct ordma_chunk {
 	struct list_head node;
@@ -62,6 +69,10 @@ struct ordma_chunk {
 	u32 rkey;
 	atomic_t *held;
 	int status;
+	bool wimm;
+	bool wbare;
+	bool got_imm;
+	u32 imm;
 };
 
 /* A message's header; every chunk has room for one in front of its payload. */
@@ -237,6 +248,7 @@ struct ordma_file {
  * @len: length
  * @access: ORDMA_ACCESS_* bits
  * @salt: random high half of the token
+ * @writes: peer writes into it that began, over all channels
  * @rcu: freed after a grace period; lookups run under rcu_read_lock()
  */
 struct ordma_window {
@@ -244,6 +256,7 @@ struct ordma_window {
 	u64 len;
 	u32 access;
 	u32 salt;
+	atomic_t writes;
 	struct rcu_head rcu;
 };
 
@@ -282,6 +295,11 @@ struct ordma_window {
  * @offer_end: end of the furthest range offered (SEND, WRITE, worker)
  * @notify: a WRITE notifies the peer (ORDMA_F_NOTIFY): on its last piece,
  *	or with a NOTIFY if it stops early
+ * @standing: a WRITE goes into the window's standing offer (its @places
+ *	come from it) and completes when its last piece is delivered, with no
+ *	WRITE_ACK (worker)
+ * @announced: a header of this WRITE went out: the window's side knows
+ *	its id (worker)
  */
 struct ordma_req {
 	struct list_head node;
@@ -311,6 +329,8 @@ struct ordma_req {
 	struct list_head places;
 	u64 offer_end;
 	bool notify;
+	bool standing;
+	bool announced;
 };
 
 /* file.c */
@@ -324,6 +344,7 @@ int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 int ordma_file_unexpose(struct ordma_file *ofile, u64 token);
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 		       u32 access, u64 *uaddr);
+u32 ordma_window_written(struct ordma_file *ofile, u64 token, u64 *len);
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 			   bool write);
 
@@ -334,6 +355,18 @@ void ordma_file_unplace(struct ordma_file *ofile, u64 token);
 long ordma_file_wait(struct ordma_file *ofile,
 		     bool (*done)(struct ordma_file *ofile, void *arg),
 		     void *arg, long timeout);
+
+/*
+ * The jiffies a wait of @ms milliseconds (-1: forever) sleeps: one more
+ * than @ms holds, since the jiffy it starts in may be nearly over, so that
+ * a wait never ends before its time.
+ */
+static inline long ordma_wait_jiffies(s32 ms)
+{
+	if (ms < 0)
+		return MAX_SCHEDULE_TIMEOUT;
+	return ms ? (long)msecs_to_jiffies(ms) + 1 : 0;
+}
 
 /* ring.c */
 struct ordma_ring;

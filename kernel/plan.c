@@ -14,6 +14,7 @@
  *   cp  copy user -> pool chunk, = 1/Bc         copy_ps_byte
  *   w   wire, = 1/Bw                            wire_ps_byte
  *   d   post + complete one work request        wr_ns
+ *   dr  deregister and unpin one segment        dereg_ns
  * Registering a segment spanning P pages costs R(P) = r0 + p * P. The copy
  * path feeds the wire at the slower of copy and wire, a = max(cp, w) =
  * 1/min(Bc, Bw).
@@ -33,7 +34,8 @@
  * fluid model: it ignores the granularity of pool chunks (the first chunk
  * is copied before the wire starts), so real transfers take up to one chunk
  * of wire time more. On rxe the wire is the CPU too; the measured w absorbs
- * that contention. Deregistration is off the critical path and not modelled.
+ * that contention. Deregistration is off the critical path and not modelled
+ * (but see cpu_wire below).
  *
  * The wire never idles when the prefix outlasts every registration,
  * c * a >= max_k (T_k - w * (s_1 + ... + s_(k-1))); then the transfer takes
@@ -56,19 +58,23 @@
  *             the smallest useful prefix and the smallest prefix with no idle
  *             wire, and keeps the fastest plan (the smaller prefix on a tie).
  *   AUTO      all copy when copying is cheaper than registering,
- *             n * cp <= R(pages(n)); otherwise the OVERLAP plan unless its
- *             estimate is worse than the better of all copy (n * a + d) and
- *             ZEROCOPY (at most R(n) + n * w + d), which is then taken.
+ *             n * cp <= R(pages(n)) (R' on a cpu_wire device); otherwise
+ *             the OVERLAP plan unless its estimate is worse than the better
+ *             of all copy (n * a + d) and ZEROCOPY (at most R(n) + n * w +
+ *             d), which is then taken.
  * Nothing can be registered when seg_cap is below one page: every mode then
  * copies.
  *
  * A device whose wire is work of the host's CPUs (cpu_wire: Soft-RoCE and
  * soft iWARP, whose packet work runs on the same cores as the copies and
  * registrations) has no idle resource to hide anything behind: copying and
- * registering delay the wire by their own time. Its estimates add up,
- * c * (cp + w) + sum_k (R(s_k) + s_k * w) + d, and AUTO takes the cheaper of
- * all copy and ZEROCOPY: a split is never cheaper than both, since the cost
- * is linear in c apart from one fixed r0 per segment.
+ * registering delay the wire by their own time, and so does deregistering
+ * afterwards (unpinning a segment cost 30-100 us under TCG, half as much
+ * again as registering it): a segment costs R'(P) = R(P) + dr there. Its
+ * estimates add up, c * (cp + w) + sum_k (R'(s_k) + s_k * w) + d, and AUTO
+ * takes the cheaper of all copy and ZEROCOPY: a split is never cheaper than
+ * both, since the cost is linear in c apart from one fixed r0 + dr per
+ * segment.
  *
  * Cost of planning: an estimate walks at most ~64 segments (equal ones in
  * closed form, however long the buffer), and OVERLAP tries one first
@@ -186,6 +192,17 @@ static u64 plan_reg_ps(const struct ordma_model *m, u64 pages)
 	return plan_ps(ordma_plan_reg_ns(m, pages));
 }
 
+/*
+ * What a segment costs the transfer: R(pages), and on a cpu_wire device
+ * R'(pages), deregistering it later included.
+ */
+static u64 plan_seg_ps(const struct ordma_model *m, u64 pages)
+{
+	u64 r = plan_reg_ps(m, pages);
+
+	return m->cpu_wire ? plan_add(r, plan_ps(m->dereg_ns)) : r;
+}
+
 /**
  * ordma_model_init() - start a device's model from defaults
  * @m: the model
@@ -201,7 +218,8 @@ static u64 plan_reg_ps(const struct ordma_model *m, u64 pages)
  * registration is itself a software work request of rxe, posted and
  * completed through its tasklets: about 20 us (r0). Registering per
  * transfer measured about 2.2x the registered time at 4 KiB and bouncing
- * 1.1x, which this model orders the same way.
+ * 1.1x, which this model orders the same way. Deregistering a segment
+ * (ib_dereg_mr(): unpin, free the page map) took 30-100 us (dr).
  */
 void ordma_model_init(struct ordma_model *m)
 {
@@ -212,6 +230,7 @@ void ordma_model_init(struct ordma_model *m)
 	m->copy_ps_byte = 1000;
 	m->wire_ps_byte = 10000;
 	m->wr_ns = 30000;
+	m->dereg_ns = 40000;
 	for (i = 0; i < ORDMA_MODEL_NR; i++)
 		m->samples[i] = 0;
 	m->cpu_wire = false;
@@ -311,6 +330,16 @@ void ordma_model_wire(struct ordma_model *m, u64 bytes, u64 ns)
 void ordma_model_wr(struct ordma_model *m, u64 ns)
 {
 	plan_ewma(m, ORDMA_MODEL_WR, &m->wr_ns, ns, ORDMA_MODEL_MAX_NS);
+}
+
+/**
+ * ordma_model_dereg() - account one measured deregistration
+ * @m: the device's model
+ * @ns: how long deregistering and unpinning one segment took
+ */
+void ordma_model_dereg(struct ordma_model *m, u64 ns)
+{
+	plan_ewma(m, ORDMA_MODEL_DEREG, &m->dereg_ns, ns, ORDMA_MODEL_MAX_NS);
 }
 
 /* The buffer's end, rounded up to a page, wraps; or no such page size. */
@@ -437,12 +466,12 @@ static void plan_walk_serial(const struct ordma_model *m, u64 addr, u64 len,
 	for (off = c; off < len; k++) {
 		if (k && plan_seg_span(p, k, page) == top && len - off > top) {
 			q = div64_u64(len - off, top);
-			t = plan_add(t, plan_mul(q, plan_reg_ps(m, top >> shift)));
+			t = plan_add(t, plan_mul(q, plan_seg_ps(m, top >> shift)));
 			off += q * top;
 			continue;
 		}
 		s = ordma_plan_seg_len(p, addr, len, off, k, shift);
-		t = plan_add(t, plan_reg_ps(m, plan_pages(addr, off, off + s,
+		t = plan_add(t, plan_seg_ps(m, plan_pages(addr, off, off + s,
 							  shift)));
 		off += s;
 	}
@@ -650,7 +679,7 @@ static void plan_auto(const struct ordma_model *m, const struct plan_geo *g,
 
 	plan_set(p, g->len, 0, 0);
 	/* registration cannot pay off */
-	if (plan_mul(g->len, m->copy_ps_byte) <= plan_reg_ps(m, pages))
+	if (plan_mul(g->len, m->copy_ps_byte) <= plan_seg_ps(m, pages))
 		return;
 	copy_ps = plan_estimate_ps(m, g, p);
 	plan_zerocopy(g, &zc);

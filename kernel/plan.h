@@ -32,6 +32,7 @@ enum ordma_model_field {
 	ORDMA_MODEL_COPY,
 	ORDMA_MODEL_WIRE,
 	ORDMA_MODEL_WR,
+	ORDMA_MODEL_DEREG,
 	ORDMA_MODEL_NR
 };
 
@@ -46,6 +47,7 @@ struct ordma_model {
 	u64 copy_ps_byte;	/* 1/Bc: copy user -> pool chunk, ps per byte */
 	u64 wire_ps_byte;	/* 1/Bw: device wire, ps per byte */
 	u64 wr_ns;		/* d : post + complete one work request, ns */
+	u64 dereg_ns;		/* dr: deregister (unpin) one segment, ns */
 	u32 samples[ORDMA_MODEL_NR];	/* samples seen by each field */
 	bool cpu_wire;		/* the wire is work of the host's CPUs */
 };
@@ -60,6 +62,7 @@ void ordma_model_reg(struct ordma_model *m, u64 ns);
 void ordma_model_copy(struct ordma_model *m, u64 bytes, u64 ns);
 void ordma_model_wire(struct ordma_model *m, u64 bytes, u64 ns);
 void ordma_model_wr(struct ordma_model *m, u64 ns);
+void ordma_model_dereg(struct ordma_model *m, u64 ns);
 
 /*
  * How one transfer of len bytes at user address addr is sent: the first

@@ -414,8 +414,7 @@ int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
 	if (!want)
 		return 0;
 
-	timeout = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
-		  msecs_to_jiffies(cmd->timeout_ms);
+	timeout = ordma_wait_jiffies(cmd->timeout_ms);
 	left = ordma_file_wait(ofile, ordma_ring_has, &want, timeout);
 	/* Whatever ended the wait, move what waits to the ring. */
 	ordma_ring_flush(ofile, ring);

@@ -118,6 +118,7 @@ ORDMA_MODEL_SHOW(reg_ns);
 ORDMA_MODEL_SHOW(copy_ps_byte);
 ORDMA_MODEL_SHOW(wire_ps_byte);
 ORDMA_MODEL_SHOW(wr_ns);
+ORDMA_MODEL_SHOW(dereg_ns);
 ORDMA_MODEL_SHOW(cpu_wire);
 
 static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
@@ -181,6 +182,7 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_model_copy_ps_byte.attr,
 	&dev_attr_model_wire_ps_byte.attr,
 	&dev_attr_model_wr_ns.attr,
+	&dev_attr_model_dereg_ns.attr,
 	&dev_attr_model_cpu_wire.attr,
 	NULL,
 };

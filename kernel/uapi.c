@@ -442,8 +442,7 @@ static int ordma_ioc_wait(struct ordma_file *ofile, void *arg)
 	want = min(want, cmd->max);
 
 	if (!(cmd->flags & ORDMA_F_NONBLOCK)) {
-		timeout = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
-			  msecs_to_jiffies(cmd->timeout_ms);
+		timeout = ordma_wait_jiffies(cmd->timeout_ms);
 		left = ordma_file_wait(ofile, ordma_cq_has, &want, timeout);
 		if (left < 0)
 			return -EINTR;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 6. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 7. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
@@ -49,13 +49,26 @@
  * piece (ORDMA_WIRE_F_NOTIFY on the WRITE or WRITE_PLACED with
  * ORDMA_WIRE_F_LAST), which takes the next message id as NOTIFY does; the
  * NOTIFY message is left for a write that stops early.
+ *
+ * Version 7 adds standing offers. After a peer's first write into a window
+ * the window's side may register the whole window for as long as it stays
+ * exposed and offer it once (PLACE with ORDMA_WIRE_F_WRITE and
+ * ORDMA_WIRE_F_STANDING, @op_id the window's token). The writer's later
+ * writes into it are RDMA WRITEs, announced by a WRITE_PLACED with
+ * ORDMA_WIRE_F_STANDING (one per piece, or one for the whole write after
+ * its last piece), which needs a credit, and complete when the last piece
+ * is delivered: no WRITE_ACK. Unexposing the window sends REVOKE; the
+ * writer stops using the offer and answers REVOKED after the last piece it
+ * posted into it, and only then is the window deregistered. A write into a
+ * standing offer that is one piece is one RDMA WRITE with immediate data
+ * (ORDMA_WIRE_IMM_*), no header: it uses a receive buffer and a credit.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	6
+#define ORDMA_WIRE_VERSION	7
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -118,13 +131,36 @@ enum ordma_wire_opcode {
 	 * (version 5).
 	 */
 	ORDMA_WIRE_WRITE_PLACED,
-	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_WRITE_PLACED,
+	/* Window to writer: stop writing into the standing offer of window
+	 * @op_id; answer REVOKED (version 7). No payload.
+	 */
+	ORDMA_WIRE_REVOKE,
+	/* Writer to window: nothing more goes into the standing offer of
+	 * window @op_id; every piece into it came before (version 7).
+	 */
+	ORDMA_WIRE_REVOKED,
+	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_REVOKED,
 };
 
 #define ORDMA_WIRE_F_LAST	0x1
 #define ORDMA_WIRE_F_WRITE	0x2
 /* On a write's last piece: its notification, the next message id (v6). */
 #define ORDMA_WIRE_F_NOTIFY	0x4
+/*
+ * On PLACE (with ORDMA_WIRE_F_WRITE): a standing offer of window @op_id,
+ * bytes [@offset, @offset + @total_len) of it, until REVOKE. On
+ * WRITE_PLACED: the bytes went into the standing offer (version 7).
+ */
+#define ORDMA_WIRE_F_STANDING	0x8
+
+/*
+ * Immediate data of an RDMA WRITE with immediate: a whole write into a
+ * standing offer (version 7), with ORDMA_WIRE_IMM_NOTIFY its notification
+ * (as ORDMA_WIRE_F_NOTIFY on a last piece). Any other value closes the
+ * channel with EPROTO, and so does one while no standing offer is made.
+ */
+#define ORDMA_WIRE_IMM_STANDING	0x4f520000
+#define ORDMA_WIRE_IMM_NOTIFY	0x1
 
 /**
  * struct ordma_wire_hdr - header of every message

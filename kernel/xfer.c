@@ -39,7 +39,6 @@
 #include <linux/sched/signal.h>
 #include <linux/kthread.h>
 #include <linux/uaccess.h>
-#include <linux/ktime.h>
 
 #include "chan.h"
 
@@ -102,6 +101,8 @@ void ordma_xfer_init(struct ordma_chan *chan)
 	chan->next_op_id = 1;
 	chan->next_msg_id = 1;
 	INIT_LIST_HEAD(&chan->tx_early);
+	INIT_LIST_HEAD(&chan->standing);
+	INIT_LIST_HEAD(&chan->tx_standing);
 }
 
 /* Wake the worker, unless ordma_chan_close() stopped it. Any context. */
@@ -117,23 +118,28 @@ static void ordma_chan_queue(struct ordma_chan *chan)
 
 /*
  * Hand @chan to a task of the owner waiting in ordma_file_wait(), if there
- * is one: it runs the passes itself. Any context; chan->lock is held and
- * @chan is not closing, so it holds its file and a reference can be taken.
+ * is one: it runs the passes itself; else to a submitter running them
+ * (ordma_chan_run_submitter()), which runs them once more. Any context;
+ * chan->lock is held and @chan is not closing, so it holds its file and a
+ * reference can be taken.
  */
 static bool ordma_file_take_kick(struct ordma_file *ofile,
 				 struct ordma_chan *chan)
 {
 	unsigned long flags;
-	bool taken;
+	bool taken, runner;
 
 	spin_lock_irqsave(&ofile->run_lock, flags);
-	taken = ofile->runners || chan->runner_busy;
-	if (taken && list_empty(&chan->run_node)) {
+	runner = ofile->runners || chan->runner_busy;
+	if (runner && list_empty(&chan->run_node)) {
 		ordma_chan_get(chan);
 		list_add_tail(&chan->run_node, &ofile->runq);
+	} else if (!runner && chan->submitters) {
+		chan->submit_kicked = true;
 	}
+	taken = runner || chan->submitters;
 	spin_unlock_irqrestore(&ofile->run_lock, flags);
-	if (taken)
+	if (runner)
 		wake_up_all(&ofile->cq_wait);
 	return taken;
 }
@@ -166,8 +172,14 @@ void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 
 	chunk->status = wc->status;
-	if (wc->status == IB_WC_SUCCESS && (wc->opcode & IB_WC_RECV))
+	chunk->got_imm = false;
+	if (wc->status == IB_WC_SUCCESS && (wc->opcode & IB_WC_RECV)) {
 		chunk->len = wc->byte_len;
+		if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+			chunk->got_imm = true;
+			chunk->imm = be32_to_cpu(wc->ex.imm_data);
+		}
+	}
 	spin_lock_irqsave(&chan->lock, flags);
 	list_add_tail(&chunk->node, &chan->done);
 	spin_unlock_irqrestore(&chan->lock, flags);
@@ -521,7 +533,8 @@ static void ordma_tx_write_stop(struct ordma_chan *chan, struct ordma_req *op,
 {
 	struct ordma_wire_hdr h = {};
 
-	if (op->posted && op->posted < op->len) {
+	/* A window's side that never heard of the write needs no stop. */
+	if (op->announced && op->posted < op->len) {
 		h.flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
 		h.offset = cpu_to_le64(op->offset + op->posted);
 		h.total_len = cpu_to_le64(op->len);
@@ -530,6 +543,136 @@ static void ordma_tx_write_stop(struct ordma_chan *chan, struct ordma_req *op,
 	}
 	ordma_tx_notify(chan, op, err);
 	op->posted = op->len;
+}
+
+/* ---- standing offers of the peer's windows (the writer's side) ---------- */
+
+/*
+ * The window's side of our writes may offer a whole window once, for as
+ * long as it stays exposed (version 7): a standing offer, on
+ * chan->tx_standing (struct ordma_place, @msg_id the window's token, @off
+ * and @len window offsets). A write planned while one covers its range
+ * goes into it: every piece is an RDMA WRITE, the last one followed by a
+ * WRITE_PLACED with ORDMA_WIRE_F_STANDING that announces the whole write
+ * (a write of one piece: an RDMA WRITE with immediate data), and the write
+ * completes when its last piece is delivered. A REVOKE takes the offer
+ * back; writes that still have pieces to send go on through chunks (the
+ * window's side fails them), and the REVOKED we answer follows every
+ * piece we posted into the offer.
+ */
+static struct ordma_place *ordma_tx_stand_find(struct ordma_chan *chan,
+					       u64 token)
+{
+	struct ordma_place *st;
+
+	list_for_each_entry(st, &chan->tx_standing, node)
+		if (st->msg_id == token)
+			return st;
+	return NULL;
+}
+
+/* A PLACE with ORDMA_WIRE_F_STANDING, its fields checked by the caller. */
+static int ordma_tx_stand_offer(struct ordma_chan *chan,
+				struct ordma_wire_hdr *hdr)
+{
+	u64 token = le64_to_cpu(hdr->op_id);
+	struct ordma_place *st;
+
+	if (!(le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_WRITE) ||
+	    ordma_tx_stand_find(chan, token) ||
+	    chan->ntx_standing >= ORDMA_STAND_DEPTH)
+		return -EPROTO;
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return 0;	/* declined; REVOKE is still answered */
+	st->msg_id = token;
+	st->off = le64_to_cpu(hdr->offset);
+	st->len = le64_to_cpu(hdr->total_len);
+	st->addr = le64_to_cpu(hdr->base);
+	st->rkey = le64_to_cpu(hdr->token);
+	list_add_tail(&st->node, &chan->tx_standing);
+	chan->ntx_standing++;
+	return 0;
+}
+
+/* Plan @op (a WRITE) into a standing offer that covers it, if one does. */
+static void ordma_tx_stand_use(struct ordma_chan *chan, struct ordma_req *op)
+{
+	struct ordma_place *st = ordma_tx_stand_find(chan, op->token), *pl;
+
+	if (!st || op->offset < st->off || op->offset - st->off > st->len ||
+	    op->len > st->len - (op->offset - st->off))
+		return;
+	pl = kzalloc(sizeof(*pl), GFP_KERNEL);
+	if (!pl)
+		return;
+	pl->off = 0;
+	pl->len = op->len;
+	pl->addr = st->addr + (op->offset - st->off);
+	pl->rkey = st->rkey;
+	pl->msg_id = op->op_id;
+	pl->buf_len = op->len;
+	list_add_tail(&pl->node, &op->places);
+	op->offer_end = op->len;
+	op->standing = true;
+}
+
+/*
+ * A write stops (its buffer faulted) after pieces that went out bare, into
+ * a standing offer that may have been revoked since: the window's side has
+ * not heard of it. @chunk becomes an empty last WRITE piece, which any
+ * window's side takes (and acks), so that the NOTIFY that follows finds
+ * the write.
+ */
+static void ordma_tx_write_cut(struct ordma_chunk *chunk, struct ordma_req *op)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = ORDMA_WIRE_WRITE;
+	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+	hdr->offset = cpu_to_le64(op->offset + op->posted);
+	hdr->base = cpu_to_le64(op->offset);
+	hdr->total_len = cpu_to_le64(op->len);
+	hdr->token = cpu_to_le64(op->token);
+	hdr->op_id = cpu_to_le64(op->op_id);
+	chunk->seg = NULL;
+	chunk->rkey = 0;
+	chunk->len = ORDMA_HDR_LEN;
+}
+
+/* The window's side takes the standing offer of window @token back. */
+static void ordma_tx_stand_revoke(struct ordma_chan *chan, u64 token)
+{
+	struct ordma_place *st = ordma_tx_stand_find(chan, token);
+	struct ordma_req *op;
+
+	if (st) {
+		list_del(&st->node);
+		kfree(st);
+		chan->ntx_standing--;
+	}
+	list_for_each_entry(op, &chan->writeq, node) {
+		if (!op->standing || op->token != token ||
+		    op->posted >= op->len)
+			continue;
+		op->standing = false;
+		ordma_op_free_places(op);
+		op->offer_end = 0;
+	}
+	ordma_ctrl_queue(chan, ORDMA_WIRE_REVOKED, token, 0, NULL);
+}
+
+static void ordma_tx_stand_drop(struct ordma_chan *chan)
+{
+	struct ordma_place *st, *tmp;
+
+	list_for_each_entry_safe(st, tmp, &chan->tx_standing, node) {
+		list_del(&st->node);
+		kfree(st);
+	}
+	chan->ntx_standing = 0;
 }
 
 /*
@@ -552,6 +695,8 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 	if (!msg_id || !len || off >= ORDMA_MAX_LEN || len > ORDMA_MAX_LEN - off ||
 	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
 		return -EPROTO;
+	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_STANDING)
+		return ordma_tx_stand_offer(chan, hdr);
 	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_WRITE) {
 		/* For one of our writes (window offsets within it). */
 		op = ordma_op_find(&chan->writeq, msg_id);
@@ -586,11 +731,18 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 	return 0;
 }
 
-/* Does a message of this opcode need a credit (wire.h)? */
-static bool ordma_wire_payload_class(u8 opcode)
+/*
+ * Does this message need a credit (wire.h)? The announcement of bytes
+ * placed into a standing offer does (version 7): a writer may send one per
+ * piece. The bare RDMA WRITEs before it use no receive buffer.
+ */
+static bool ordma_wire_payload_class(const struct ordma_wire_hdr *hdr)
 {
-	return opcode == ORDMA_WIRE_MSG || opcode == ORDMA_WIRE_WRITE ||
-	       opcode == ORDMA_WIRE_READ_RESP;
+	return hdr->opcode == ORDMA_WIRE_MSG ||
+	       hdr->opcode == ORDMA_WIRE_WRITE ||
+	       hdr->opcode == ORDMA_WIRE_READ_RESP ||
+	       (hdr->opcode == ORDMA_WIRE_WRITE_PLACED &&
+		(le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_STANDING));
 }
 
 /* The credit we give the peer: our receives posted for its payload. */
@@ -840,6 +992,142 @@ static void ordma_rx_wr_start(struct ordma_chan *chan, u64 op_id, u64 token,
 	chan->rx_wr = wt;
 }
 
+/*
+ * Standing registrations (version 7). A window the peer writes into a
+ * second time is registered whole in the background (up to
+ * ORDMA_STAND_MAX_PAGES, ORDMA_STAND_DEPTH windows per channel, never in
+ * mode copy) and stays registered while it is exposed: once ready it is
+ * offered once (PLACE with ORDMA_WIRE_F_STANDING), and the peer's later
+ * writes go straight into it. Unexposing the window sets @revoke
+ * (ordma_file_unplace()): the worker sends REVOKE and gives the
+ * registration back at the peer's REVOKED, or at once if it was never
+ * offered. A registration that failed stays listed, so it is not tried
+ * again. A window written once, as a fresh window per write is, costs
+ * nothing.
+ */
+static struct ordma_seg *ordma_rx_stand_find(struct ordma_chan *chan,
+					     u64 token)
+{
+	struct ordma_seg *seg;
+
+	list_for_each_entry(seg, &chan->standing, op_node)
+		if (seg->wtoken == token)
+			return seg;
+	return NULL;
+}
+
+static void ordma_rx_stand_put(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	list_del_init(&seg->op_node);
+	chan->nstanding--;
+	ordma_seg_put(chan, seg);
+}
+
+/*
+ * A write into window @token (at @uaddr) begins; the caller holds
+ * windows_rwsem for read and checked the window.
+ */
+static void ordma_rx_stand_start(struct ordma_chan *chan, u64 token, u64 uaddr)
+{
+	struct ordma_seg *seg;
+	u64 len = 0, npages;
+
+	if (ordma_window_written(chan->ofile, token, &len) < 2 ||
+	    READ_ONCE(chan->odev->mode) == ORDMA_MODE_COPY ||
+	    !chan->nsegs_max || chan->nstanding >= ORDMA_STAND_DEPTH ||
+	    ordma_rx_stand_find(chan, token))
+		return;
+	npages = (PAGE_ALIGN(uaddr + len) - (uaddr & PAGE_MASK)) >> PAGE_SHIFT;
+	if (npages > ORDMA_STAND_MAX_PAGES)
+		return;
+	seg = ordma_seg_queue_standing(chan, uaddr,
+				       ordma_seg_end(uaddr, uaddr + len) - uaddr,
+				       token);
+	if (!seg)
+		return;
+	seg->msg_id = token;
+	seg->buf_len = len;
+	list_add_tail(&seg->op_node, &chan->standing);
+	chan->nstanding++;
+}
+
+/*
+ * Windows were unexposed (@force: and their writers did not let go within
+ * ORDMA_UNPLACE_WAIT): revoke their standing offers.
+ */
+static void ordma_rx_stand_revoke(struct ordma_chan *chan, bool force)
+{
+	struct ordma_seg *seg, *tmp;
+
+	WRITE_ONCE(chan->stand_revoke, false);
+	list_for_each_entry_safe(seg, tmp, &chan->standing, op_node) {
+		if (!READ_ONCE(seg->revoke))
+			continue;
+		if (seg->offered && !seg->revoke_sent) {
+			ordma_ctrl_queue(chan, ORDMA_WIRE_REVOKE, seg->wtoken, 0,
+					 NULL);
+			seg->revoke_sent = true;
+		}
+		if (!seg->offered || force)
+			ordma_rx_stand_put(chan, seg);
+	}
+}
+
+/* The writer let go of the standing offer of window @token. */
+static void ordma_rx_stand_revoked(struct ordma_chan *chan, u64 token)
+{
+	struct ordma_seg *seg = ordma_rx_stand_find(chan, token);
+
+	if (seg && seg->revoke_sent)
+		ordma_rx_stand_put(chan, seg);
+}
+
+/* The channel is dead: nothing more can land in any registration. */
+static void ordma_rx_stand_drop(struct ordma_chan *chan)
+{
+	struct ordma_seg *seg, *tmp;
+
+	list_for_each_entry_safe(seg, tmp, &chan->standing, op_node)
+		ordma_rx_stand_put(chan, seg);
+}
+
+/*
+ * A piece of the peer's write went into a standing offer: it must lie in
+ * one, right after the write's earlier pieces. Nothing is acknowledged: the
+ * writer completes once its last piece is delivered.
+ */
+static int ordma_rx_write_standing(struct ordma_chan *chan,
+				   struct ordma_wire_hdr *hdr)
+{
+	u64 off = le64_to_cpu(hdr->offset), n = le64_to_cpu(hdr->base);
+	u64 total = le64_to_cpu(hdr->total_len), op_id = le64_to_cpu(hdr->op_id);
+	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
+	struct ordma_seg *seg = ordma_rx_stand_find(chan,
+						    le64_to_cpu(hdr->token));
+
+	if (!seg || !seg->offered || off < seg->off ||
+	    off - seg->off > seg->len || n > seg->len - (off - seg->off))
+		return -EPROTO;
+	if (op_id != chan->rx_wr_id) {
+		ordma_rx_wr_end(chan);
+		chan->rx_wr_id = op_id;
+		chan->rx_wr_status = 0;
+		chan->rx_wr_notified = false;
+		chan->rx_wr_standing = true;
+		chan->rx_st_left = total;
+	} else if (!chan->rx_wr_standing || off != chan->rx_st_next) {
+		return -EPROTO;
+	}
+	if (n > chan->rx_st_left || (last && n != chan->rx_st_left))
+		return -EPROTO;
+	chan->rx_st_next = off + n;
+	chan->rx_st_left -= n;
+	atomic64_add(n, &chan->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_placed);
+	return 0;
+}
+
 /* A piece of a write through a chunk: copy it into the window. */
 static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 			   u32 plen, bool mm_ok)
@@ -856,6 +1144,7 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 		chan->rx_wr_id = op_id;
 		chan->rx_wr_status = 0;
 		chan->rx_wr_notified = false;
+		chan->rx_wr_standing = false;
 	}
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, token, base, total,
@@ -869,6 +1158,8 @@ static void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 		status = -EREMOTEIO;
 	if (!status && !last && !chan->rx_wr && off == base && mm_ok)
 		ordma_rx_wr_start(chan, op_id, token, uaddr, base, total, plen);
+	if (!status && off == base)
+		ordma_rx_stand_start(chan, token, uaddr);
 	up_read(&chan->ofile->windows_rwsem);
 	/* The next bytes of a placed write, copied or not. */
 	wt = chan->rx_wr;
@@ -896,6 +1187,8 @@ static int ordma_rx_write_placed(struct ordma_chan *chan,
 	struct ordma_req *wt = chan->rx_wr;
 	u64 rel;
 
+	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_STANDING)
+		return ordma_rx_write_standing(chan, hdr);
 	if (le64_to_cpu(hdr->op_id) != chan->rx_wr_id)
 		return -EPROTO;
 	if (!n) {
@@ -929,6 +1222,7 @@ static void ordma_rx_wr_revoked(struct ordma_chan *chan)
 	bool there;
 
 	WRITE_ONCE(chan->rx_wr_revoke, false);
+	ordma_rx_stand_revoke(chan, true);
 	if (!chan->rx_wr)
 		return;
 	down_read(&chan->ofile->windows_rwsem);
@@ -959,7 +1253,8 @@ static void ordma_rx_ask_more(struct ordma_chan *chan)
 }
 
 /*
- * No flag we do not know; ORDMA_WIRE_F_NOTIFY only on the last piece of a
+ * No flag we do not know; ORDMA_WIRE_F_STANDING only on a window's offer
+ * or on a piece with bytes; ORDMA_WIRE_F_NOTIFY only on the last piece of a
  * write that has bytes (not on the marker of a write that stopped early).
  */
 static bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
@@ -967,7 +1262,11 @@ static bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
 	u16 flags = le16_to_cpu(hdr->flags);
 
 	if (flags & ~(ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_WRITE |
-		      ORDMA_WIRE_F_NOTIFY))
+		      ORDMA_WIRE_F_NOTIFY | ORDMA_WIRE_F_STANDING))
+		return false;
+	if ((flags & ORDMA_WIRE_F_STANDING) &&
+	    !(hdr->opcode == ORDMA_WIRE_PLACE && (flags & ORDMA_WIRE_F_WRITE)) &&
+	    !(hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->base))
 		return false;
 	if (!(flags & ORDMA_WIRE_F_NOTIFY))
 		return true;
@@ -999,6 +1298,44 @@ static bool ordma_rx_notify_rides(struct ordma_chan *chan,
 	return true;
 }
 
+/*
+ * A whole write into a standing offer came as one RDMA WRITE with immediate
+ * data, into a receive buffer it left untouched: @chunk becomes its
+ * notification (a NOTIFY of the next message id) if it has one. Returns
+ * false to recycle @chunk.
+ */
+static bool ordma_rx_write_imm(struct ordma_chan *chan,
+			       struct ordma_chunk *chunk)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	struct ordma_seg *seg;
+	bool offered = false;
+
+	list_for_each_entry(seg, &chan->standing, op_node)
+		offered |= seg->offered;
+	if ((chunk->imm & ~ORDMA_WIRE_IMM_NOTIFY) != ORDMA_WIRE_IMM_STANDING ||
+	    !offered) {
+		ordma_chan_fail(chan, -EPROTO);
+		return false;
+	}
+	chan->rx_credit_used++;
+	atomic64_add(chunk->len, &chan->bytes_rx);
+	atomic64_add(chunk->len, &chan->odev->bytes_rx);
+	atomic64_add(chunk->len, &chan->odev->bytes_placed);
+	ordma_rx_wr_end(chan);
+	chan->rx_wr_id = 0;
+	chan->rx_wr_status = 0;
+	chan->rx_wr_notified = false;
+	chan->rx_wr_standing = false;
+	if (!(chunk->imm & ORDMA_WIRE_IMM_NOTIFY))
+		return false;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_NOTIFY);
+	hdr->opcode = ORDMA_WIRE_WRITE_PLACED;
+	return ordma_rx_notify_rides(chan, chunk);
+}
+
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk, bool mm_ok)
@@ -1008,6 +1345,8 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	u32 plen;
 	s64 res;
 
+	if (chunk->got_imm)
+		return ordma_rx_write_imm(chan, chunk);
 	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
 				   DMA_FROM_DEVICE);
 	if (chunk->len < ORDMA_HDR_LEN || hdr->version != ORDMA_WIRE_VERSION ||
@@ -1019,7 +1358,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	if (!ordma_wire_flags_valid(hdr))
 		goto bad;
 	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
-	if (ordma_wire_payload_class(hdr->opcode))
+	if (ordma_wire_payload_class(hdr))
 		chan->rx_credit_used++;
 	else
 		chan->rx_credit_hdr++;
@@ -1091,6 +1430,16 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return true;
 	case ORDMA_WIRE_READ_RESP:
 		ordma_rx_read_resp(chan, hdr, plen, mm_ok);
+		return false;
+	case ORDMA_WIRE_REVOKE:
+		if (plen || !le64_to_cpu(hdr->op_id))
+			goto bad;
+		ordma_tx_stand_revoke(chan, le64_to_cpu(hdr->op_id));
+		return false;
+	case ORDMA_WIRE_REVOKED:
+		if (plen)
+			goto bad;
+		ordma_rx_stand_revoked(chan, le64_to_cpu(hdr->op_id));
 		return false;
 	}
 bad:
@@ -1202,7 +1551,10 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
  * Post one piece: a SEND of header and payload (the payload from the chunk
  * or from a registered segment), or for a placed piece an unsignaled RDMA
  * WRITE of the payload into the receiver's buffer followed by the SEND of
- * the header alone; the WRITE is done when the SEND completes.
+ * the header alone; the WRITE is done when the SEND completes. A piece of
+ * a write into a standing offer may be its RDMA WRITE alone (@chunk->wbare,
+ * announced by the header of a later piece) or one RDMA WRITE with
+ * immediate data (@chunk->wimm, a whole write).
  */
 static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			 struct ordma_req *op)
@@ -1218,9 +1570,14 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chunk->owner = chan;
 	chunk->priv = op;
 	chunk->cqe.done = ordma_tx_done;
-	/* Every header tells the peer of the receives we posted. */
-	chan->rx_credit_told = ordma_rx_credit(chan);
-	hdr->credits = cpu_to_le32(chan->rx_credit_told);
+	/*
+	 * Every header tells the peer of the receives we posted (a write
+	 * with immediate or a bare write sends none).
+	 */
+	if (!chunk->wimm && !chunk->wbare) {
+		chan->rx_credit_told = ordma_rx_credit(chan);
+		hdr->credits = cpu_to_le32(chan->rx_credit_told);
+	}
 	sge[0].addr = chunk->dma;
 	sge[0].lkey = chan->odev->pd->local_dma_lkey;
 	sge[0].length = seg || chunk->rkey ? ORDMA_HDR_LEN : chunk->len;
@@ -1252,17 +1609,41 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		wwr.wr.next = &wr;
 		wwr.remote_addr = chunk->raddr;
 		wwr.rkey = chunk->rkey;
-		ret = ib_post_send(chan->qp, &wwr.wr, NULL);
-	} else {
-		ret = ib_post_send(chan->qp, &wr, NULL);
 	}
+	if (chunk->wimm) {
+		/* The header stays here; the immediate says what it would. */
+		wwr.wr.wr_cqe = &chunk->cqe;
+		wwr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+		wwr.wr.send_flags = IB_SEND_SIGNALED;
+		wwr.wr.ex.imm_data = cpu_to_be32(ORDMA_WIRE_IMM_STANDING |
+			(hdr->flags & cpu_to_le16(ORDMA_WIRE_F_NOTIFY) ?
+			 ORDMA_WIRE_IMM_NOTIFY : 0));
+		wwr.wr.next = NULL;
+	}
+	if (chunk->wbare) {
+		wwr.wr.wr_cqe = &chunk->cqe;
+		wwr.wr.send_flags = IB_SEND_SIGNALED;
+		wwr.wr.next = NULL;
+	}
+	/*
+	 * rdma_rxe (6.1) runs a kernel QP's send queue in a tasklet: posted
+	 * from a task, that wakes ksoftirqd and switches to it. With bottom
+	 * halves off the tasklet runs when they come back on, here, as rxe
+	 * runs a user QP's in the post system call. Other drivers do nothing
+	 * in softirq on a post.
+	 */
+	local_bh_disable();
+	ret = ib_post_send(chan->qp, chunk->rkey ? &wwr.wr : &wr, NULL);
+	local_bh_enable();
 	if (ret)
 		return ret;
-	if (ordma_wire_payload_class(hdr->opcode))
+	if (!chunk->wbare && ordma_wire_payload_class(hdr))
 		chan->tx_credit_sent++;
+	if (op && !chunk->wbare && !chunk->wimm)
+		op->announced = true;
 	if (!chan->tx_posted++) {
 		/* The queue gets busy: a new wire window. */
-		chan->tx_mark = ktime_get_ns();
+		chan->tx_mark = ordma_now();
 		chan->tx_bytes = 0;
 	}
 	if (op) {
@@ -1297,6 +1678,9 @@ static void ordma_tx_plan(struct ordma_chan *chan, struct ordma_req *op)
 	struct ordma_plan plan;
 	int mode = ordma_op_plan(chan, op, op->len, &plan);
 
+	if (op->op == ORDMA_OP_WRITE && mode != ORDMA_MODE_COPY)
+		ordma_tx_stand_use(chan, op);
+
 	op->zc_start = min(plan.copy_len, op->len);
 	op->seg_next = op->seg_len ? op->zc_start : op->len;
 	/*
@@ -1322,6 +1706,8 @@ static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
 	req.status = cpu_to_le32(seg->buf_len - 1);
 	if (seg->wtoken)
 		req.flags = cpu_to_le16(ORDMA_WIRE_F_WRITE);
+	if (seg->standing)
+		req.flags |= cpu_to_le16(ORDMA_WIRE_F_STANDING);
 	ordma_ctrl_queue(chan, ORDMA_WIRE_PLACE, seg->msg_id, 0, &req);
 	seg->offered = true;
 }
@@ -1343,7 +1729,7 @@ static void ordma_tx_take_segs(struct ordma_chan *chan)
 		list_del_init(&seg->q_node);
 		if (seg->state == ORDMA_SEG_FAILED)
 			atomic64_inc(&odev->fallbacks);
-		else if (seg->write)
+		else if (seg->write && !(seg->standing && READ_ONCE(seg->revoke)))
 			ordma_rx_offer(chan, seg);
 	}
 }
@@ -1361,7 +1747,7 @@ static void ordma_seg_account(struct ordma_chan *chan, struct ordma_req *op,
 		return;
 	seg->counted = true;
 	if (op->t_wait) {
-		stall = ktime_get_ns() - op->t_wait;
+		stall = ordma_ns_since(op->t_wait);
 		op->t_wait = 0;
 	}
 	atomic64_add(seg->reg_ns - min(seg->reg_ns, stall),
@@ -1459,7 +1845,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	seg = ordma_tx_source(chan, op, &n);
 	if (IS_ERR(seg)) {
 		if (!op->t_wait)
-			op->t_wait = ktime_get_ns();
+			op->t_wait = ordma_now();
 		return PTR_ERR(seg);
 	}
 	if (!write && !op->op_id)
@@ -1499,7 +1885,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 
 	memset(hdr, 0, sizeof(*hdr));
 	chunk->seg = seg;
-	t0 = ktime_get_ns();
+	t0 = ordma_now();
 	if (!op->posted)
 		op->t_start = t0;
 	if (seg) {
@@ -1523,13 +1909,20 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			chan->next_msg_id--;
 			op->op_id = 0;
 		}
+		if (write && op->posted && !op->announced) {
+			/* Its pieces went out bare: name it, then stop. */
+			ordma_tx_write_cut(chunk, op);
+			ordma_tx_notify(chan, op, -EFAULT);
+			op->posted = op->len;
+			return 1;
+		}
 		if (write)
 			ordma_tx_write_stop(chan, op, -EFAULT);
 		op->posted = op->len;	/* nothing more goes out */
 		return 0;
 	} else if (n >= PAGE_SIZE) {
 		spin_lock(&chan->odev->model_lock);
-		ordma_model_copy(&chan->odev->model, n, ktime_get_ns() - t0);
+		ordma_model_copy(&chan->odev->model, n, ordma_ns_since(t0));
 		spin_unlock(&chan->odev->model_lock);
 	}
 	hdr->version = ORDMA_WIRE_VERSION;
@@ -1552,10 +1945,25 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		hdr->base = cpu_to_le64(n);
 		chunk->raddr = pl->addr + (op->posted - pl->off);
 		chunk->rkey = pl->rkey;
+		if (op->standing) {
+			hdr->flags = cpu_to_le16(ORDMA_WIRE_F_STANDING);
+			/* A whole write: one RDMA WRITE with immediate. */
+			chunk->wimm = !op->posted && n == op->len;
+			/*
+			 * Of several pieces, all but the last are RDMA WRITEs
+			 * alone; the last one's header announces the whole
+			 * write, which RC ordering has placed by then.
+			 */
+			chunk->wbare = op->posted + n < op->len;
+			if (op->posted && !chunk->wbare) {
+				hdr->offset = cpu_to_le64(op->offset);
+				hdr->base = cpu_to_le64(op->len);
+			}
+		}
 	}
 	op->posted += n;
 	if (op->posted == op->len) {
-		hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+		hdr->flags |= cpu_to_le16(ORDMA_WIRE_F_LAST);
 		if (write && op->notify) {
 			/* The notification rides on the last piece. */
 			op->notify = false;
@@ -1689,6 +2097,8 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 		chan->tx_held++;
 		chunk->seg = NULL;
 		chunk->rkey = 0;
+		chunk->wimm = false;
+		chunk->wbare = false;
 
 		if (c) {
 			memcpy(chunk->buf, &c->hdr, sizeof(c->hdr));
@@ -1757,19 +2167,18 @@ static void ordma_tx_sample(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chan->tx_bytes += chunk->len;
 	if (chan->tx_bytes >= ORDMA_WIRE_WINDOW ||
 	    (!chan->tx_posted && chan->tx_bytes >= ORDMA_WIRE_MIN)) {
-		now = ktime_get_ns();
+		now = ordma_now();
 		spin_lock(&odev->model_lock);
 		ordma_model_wire(&odev->model, chan->tx_bytes,
-				 now - chan->tx_mark);
+				 ordma_ns_since(chan->tx_mark));
 		spin_unlock(&odev->model_lock);
 		chan->tx_bytes = 0;
 		chan->tx_mark = now;
 	}
 	if (op && !op->res && op->t_start && op->len <= PAGE_SIZE &&
 	    !chan->tx_posted) {
-		now = ktime_get_ns();
 		spin_lock(&odev->model_lock);
-		ordma_model_wr(&odev->model, now - op->t_start);
+		ordma_model_wr(&odev->model, ordma_ns_since(op->t_start));
 		spin_unlock(&odev->model_lock);
 	}
 }
@@ -1809,9 +2218,12 @@ static void ordma_tx_complete(struct ordma_chan *chan,
 	ordma_op_put_segs(chan, op, op->posted);
 	if (op->inflight || op->posted < op->len)
 		return;
-	if (op->op == ORDMA_OP_SEND || op->res)
+	if (op->op == ORDMA_OP_SEND || op->res || op->standing)
 		ordma_op_complete(chan, op, op->res ? op->res : (s64)op->len);
-	/* A successful WRITE completes when the peer acknowledges it. */
+	/*
+	 * A successful WRITE completes when the peer acknowledges it, or
+	 * here if it went into a standing offer.
+	 */
 }
 
 /* ---- the worker ----------------------------------------------------------- */
@@ -1965,6 +2377,8 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 	}
 	ordma_places_prune(&chan->tx_early, U64_MAX);
 	ordma_rx_wr_end(chan);
+	ordma_tx_stand_drop(chan);
+	ordma_rx_stand_drop(chan);
 }
 
 /* One pass over everything; true if anything moved. */
@@ -2020,6 +2434,9 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 		return progress;
 	if (READ_ONCE(chan->rx_wr_revoke))
 		ordma_rx_wr_revoked(chan);
+	/* Pairs with ordma_file_unstand(): a seg->revoke set before is seen. */
+	if (smp_load_acquire(&chan->stand_revoke))
+		ordma_rx_stand_revoke(chan, false);
 	progress |= ordma_recv_progress(chan, mm_ok);
 	ordma_rx_ask_more(chan);
 	progress |= ordma_rx_early(chan);
@@ -2058,9 +2475,13 @@ void ordma_chan_work(struct work_struct *work)
  * transfer is on the wire before the ioctl returns, and a task waiting for
  * completions (ordma_file_wait()), so that the completion it waits for is
  * posted without a detour through the worker. The worker takes over if it
- * holds chan->run already and when passes are left over.
+ * holds chan->run already and when passes are left over, or once @deadline
+ * (jiffies; a waiter's, NULL for none) has passed: a pass that copies a
+ * whole quota may take long on a slow machine, and a wait keeps its
+ * timeout.
  */
-static void ordma_chan_run_inline(struct ordma_chan *chan)
+static void ordma_chan_run_inline(struct ordma_chan *chan,
+				  const unsigned long *deadline)
 {
 	unsigned int passes = ORDMA_INLINE_PASSES;
 	bool more = true;
@@ -2074,11 +2495,39 @@ static void ordma_chan_run_inline(struct ordma_chan *chan)
 	if (chan->closing)
 		more = false;
 	spin_unlock_irq(&chan->lock);
-	while (more && passes--)
+	while (more && passes--) {
+		if (deadline && time_after_eq(jiffies, *deadline))
+			break;
 		more = ordma_xfer_step(chan, true);
+	}
 	mutex_unlock(&chan->run);
 	if (more)
 		ordma_chan_queue(chan);
+}
+
+/*
+ * The submitter of an operation runs the passes itself: what completes
+ * meanwhile (rxe completes a small send within its post) is left to it, and
+ * it runs the passes once more, instead of waking the worker, which would
+ * take the CPU of the task the message went to. A runner waiting in
+ * ordma_file_wait() still takes precedence.
+ */
+static void ordma_chan_run_submitter(struct ordma_chan *chan)
+{
+	struct ordma_file *ofile = chan->ofile;
+	bool kicked;
+
+	spin_lock_irq(&ofile->run_lock);
+	chan->submitters++;
+	spin_unlock_irq(&ofile->run_lock);
+	ordma_chan_run_inline(chan, NULL);
+	spin_lock_irq(&ofile->run_lock);
+	chan->submitters--;
+	kicked = chan->submit_kicked;
+	chan->submit_kicked = false;
+	spin_unlock_irq(&ofile->run_lock);
+	if (kicked)
+		ordma_chan_run_inline(chan, NULL);
 }
 
 static bool ordma_file_kicked(struct ordma_file *ofile)
@@ -2086,9 +2535,13 @@ static bool ordma_file_kicked(struct ordma_file *ofile)
 	return !list_empty_careful(&ofile->runq);
 }
 
-/* A runner runs the passes of channels it took off the runq. */
+/*
+ * A runner runs the passes of channels it took off the runq, until its
+ * @deadline (NULL: none); then the workers take the rest.
+ */
 static void ordma_file_run_kicked(struct ordma_file *ofile,
-				  struct list_head *mine)
+				  struct list_head *mine,
+				  const unsigned long *deadline)
 {
 	struct ordma_chan *chan, *tmp;
 
@@ -2097,7 +2550,7 @@ static void ordma_file_run_kicked(struct ordma_file *ofile,
 		list_del_init(&chan->run_node);
 		chan->runner_busy = true;
 		spin_unlock_irq(&ofile->run_lock);
-		ordma_chan_run_inline(chan);
+		ordma_chan_run_inline(chan, deadline);
 		spin_lock_irq(&ofile->run_lock);
 		chan->runner_busy = false;
 		spin_unlock_irq(&ofile->run_lock);
@@ -2171,7 +2624,7 @@ long ordma_file_wait(struct ordma_file *ofile,
 		ofile->runners--;
 		list_splice_init(&ofile->runq, &mine);
 		spin_unlock_irq(&ofile->run_lock);
-		ordma_file_run_kicked(ofile, &mine);
+		ordma_file_run_kicked(ofile, &mine, forever ? NULL : &deadline);
 		if (left < 0 || done(ofile, arg))
 			break;
 		if (!forever) {
@@ -2259,6 +2712,6 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	if (!ret && nonblock)
 		ordma_chan_kick(chan);
 	else if (!ret)
-		ordma_chan_run_inline(chan);
+		ordma_chan_run_submitter(chan);
 	return ret;
 }

@@ -138,6 +138,7 @@ void ordma_prep_read(struct ordma_sqe *sqe, uint32_t chan, void *buf,
 		     size_t len, uint64_t token, uint64_t offset,
 		     uint64_t cookie);
 int ordma_submit(struct ordma *o);
+int ordma_submit_and_wait(struct ordma *o, struct ordma_cqe **cqe);
 int ordma_wait_cqe(struct ordma *o, struct ordma_cqe **cqe);
 int ordma_wait_cqe_timeout(struct ordma *o, struct ordma_cqe **cqe,
 			   int timeout_ms);

@@ -303,25 +303,8 @@ static void slot_put(struct ordma *o, __u32 idx)
 	o->free_slot = idx;
 }
 
-/**
- * ordma_submit() - start the entries filled since the last call, in order
- * @o: the handle
- *
- * An entry the kernel (or the library) refuses is consumed and completes
- * with the error, and submission stops after it (an entry the library
- * refuses is left for the next call when entries before it went in this
- * one, so both backends stop at the same place); a transient error
- * (-EAGAIN, -ENOMEM, -EINTR, -EBUSY: too many operations in flight or
- * unseen, or completions held back in the kernel) stops before the entry
- * and leaves it and the rest queued. This is io_uring's rule. With the ring
- * backend the entries go to the kernel as one batch in one system call, and
- * the completion of a refused entry may come after those of operations
- * submitted before it.
- *
- * Return: the number of entries consumed, or the transient -errno when
- * none was.
- */
-ORDMA_API int ordma_submit(struct ordma *o)
+/* ordma_submit(); @wait: the last batch also waits for a completion. */
+static int submit(struct ordma *o, int wait)
 {
 	const struct ordma_sqe *batch[ORDMA_SQ_ENTRIES];
 	__u64 cookies[ORDMA_SQ_ENTRIES];
@@ -356,7 +339,10 @@ ORDMA_API int ordma_submit(struct ordma *o)
 		}
 		if (n) {
 			err = 0;
-			k = o->be->submit(o, batch, cookies, n, 0, &err);
+			/* Only a batch that empties the queue may wait. */
+			k = o->be->submit(o, batch, cookies, n,
+					  wait && o->sq_head + n == o->sq_tail,
+					  &err);
 			if (k < 0) {
 				ret = k;
 				k = 0;
@@ -398,6 +384,58 @@ ORDMA_API int ordma_submit(struct ordma *o)
 		}
 	}
 	return done ? done : ret;
+}
+
+/**
+ * ordma_submit() - start the entries filled since the last call, in order
+ * @o: the handle
+ *
+ * An entry the kernel (or the library) refuses is consumed and completes
+ * with the error, and submission stops after it (an entry the library
+ * refuses is left for the next call when entries before it went in this
+ * one, so both backends stop at the same place); a transient error
+ * (-EAGAIN, -ENOMEM, -EINTR, -EBUSY: too many operations in flight or
+ * unseen, or completions held back in the kernel) stops before the entry
+ * and leaves it and the rest queued. This is io_uring's rule. With the ring
+ * backend the entries go to the kernel as one batch in one system call, and
+ * the completion of a refused entry may come after those of operations
+ * submitted before it.
+ *
+ * Return: the number of entries consumed, or the transient -errno when
+ * none was.
+ */
+ORDMA_API int ordma_submit(struct ordma *o)
+{
+	return submit(o, 0);
+}
+
+/**
+ * ordma_submit_and_wait() - submit, and wait for a completion in the same call
+ * @o: the handle
+ * @cqe: where to store a pointer to the oldest completion, valid until
+ *	 ordma_cqe_seen()
+ *
+ * Submits as ordma_submit() does; with the ring backend the last batch and
+ * the wait go to the kernel in one system call, and the kernel runs the
+ * data path of the handle's channels itself while it waits (no detour
+ * through a worker for what completes meanwhile). Then returns the oldest
+ * completion, as ordma_wait_cqe() does.
+ *
+ * Return: the number of entries consumed, or -errno: the transient error
+ * of ordma_submit() when none was consumed, or that of ordma_wait_cqe()
+ * (-EINTR, -EAGAIN: nothing in flight and no completion waiting).
+ */
+ORDMA_API int ordma_submit_and_wait(struct ordma *o, struct ordma_cqe **cqe)
+{
+	int ret, err;
+
+	if (!o || !cqe)
+		return -EINVAL;
+	ret = submit(o, 1);
+	if (ret < 0)
+		return ret;
+	err = ordma_wait_cqe(o, cqe);
+	return err ? err : ret;
 }
 
 /**

@@ -703,6 +703,60 @@ TEST_F_TIMEOUT(lib, peek_wait_timeout_seen, 60)
 	ASSERT_EQ(0, lib_pair_join(p, 30000));
 }
 
+/* -- submit and wait in one call -------------------------------------------------------- */
+
+#define SW_LEN	(64 * KiB + 17)
+
+/* Sends one message, takes one, checks it. */
+static int peer_submit_wait(struct lib_pair *p, void *arg)
+{
+	unsigned char *buf = chan_buf(SW_LEN, 1);
+
+	PEER_CHECK(buf);
+	chan_fill(buf, SW_LEN, chan_seed(SW_LEN, 80));
+	PEER_EQ(SW_LEN, ordma_send(p->o, p->chan, buf, SW_LEN));
+	PEER_EQ(SW_LEN, ordma_recv(p->o, p->chan, buf, SW_LEN));
+	PEER_EQ(0, chan_check("message", buf, SW_LEN, chan_seed(SW_LEN, 81)));
+	return 0;
+}
+
+TEST_F_TIMEOUT(lib, submit_and_wait, 60)
+{
+	struct lib_pair *p = &self->p;
+	unsigned char *buf = chan_buf(SW_LEN, 3);
+	struct ordma_cqe *cqe;
+	struct ordma_sqe *sqe;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(-EINVAL, ordma_submit_and_wait(NULL, &cqe));
+	ASSERT_EQ(0, lib_pair(p, AF_INET, peer_submit_wait, NULL));
+	ASSERT_EQ(-EINVAL, ordma_submit_and_wait(p->o, NULL));
+	/* Nothing queued, nothing in flight: no completion will come. */
+	ASSERT_EQ(-EAGAIN, ordma_submit_and_wait(p->o, &cqe));
+
+	sqe = ordma_get_sqe(p->o);
+	ASSERT_NE(NULL, sqe);
+	ordma_prep_recv(sqe, p->chan, buf, SW_LEN, 0xa11);
+	ASSERT_EQ(1, ordma_submit_and_wait(p->o, &cqe));
+	ASSERT_EQ(0xa11ULL, cqe->cookie);
+	ASSERT_EQ(SW_LEN, cqe->res);
+	ASSERT_EQ((__u32)ORDMA_OP_RECV, cqe->op);
+	ordma_cqe_seen(p->o, cqe);
+	ASSERT_EQ(0, chan_check("message", buf, SW_LEN, chan_seed(SW_LEN, 80)));
+	ASSERT_EQ(0, chan_guard_ok("receive buffer", buf, SW_LEN, 3));
+
+	chan_fill(buf, SW_LEN, chan_seed(SW_LEN, 81));
+	sqe = ordma_get_sqe(p->o);
+	ordma_prep_send(sqe, p->chan, buf, SW_LEN, 0xa12);
+	ASSERT_EQ(1, ordma_submit_and_wait(p->o, &cqe));
+	ASSERT_EQ(0xa12ULL, cqe->cookie);
+	ASSERT_EQ(SW_LEN, cqe->res);
+	ASSERT_EQ((__u32)ORDMA_OP_SEND, cqe->op);
+	ordma_cqe_seen(p->o, cqe);
+	ASSERT_EQ(-EAGAIN, ordma_peek_cqe(p->o, &cqe));
+	ASSERT_EQ(0, lib_pair_join(p, 30000));
+}
+
 /* -- completions reaped by a synchronous call are kept --------------------------------- */
 
 #define MX_N		16

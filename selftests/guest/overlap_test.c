@@ -399,6 +399,153 @@ TEST_F_TIMEOUT(mode, write_notify, 120)
 	chan_buf_free(msg, NW_MSG, 1);
 }
 
+/* -- standing offers: a window written again goes straight in ------------- */
+
+/*
+ * The window's side registers a window the peer writes into a second time,
+ * for as long as it stays exposed, and offers it once; later writes are
+ * RDMA WRITEs into it (every byte counted in bytes_placed), and unexposing
+ * it deregisters it. Never in mode copy.
+ */
+#define SW_WIN		(1 * MiB + 3 * 4096)
+#define SW_N		8
+static const size_t sw_len[SW_N] = {
+	4096, 70000, 1, 3 * 4096 + 5, 65536, 200000, 12345, 4096,
+};
+#define SW_OFF(i)	((size_t)(i) * 131072 + (i) * 7)
+/*
+ * Then a write whose source faults past its first SW_FAULT_OK bytes (a
+ * shared memory file that ends there): into the standing offer its first
+ * pieces went out as RDMA WRITEs nobody announced yet; it fails -EFAULT,
+ * and so does its notification, and the channel stays up.
+ */
+#define SW_FAULT_LEN	200000
+#define SW_FAULT_OK	150000
+#define SW_FAULT_MAP	(256 * 1024)
+
+/* Until the channel pins at least @pages (the window), for up to 10 s. */
+static int wait_chan_pinned(int fd, __u32 c, unsigned long long pages)
+{
+	long long end = chan_now_ms() + 10000;
+	struct ordma_chan_info ci;
+
+	for (;;) {
+		if (chan_info(fd, c, &ci))
+			return -1;
+		if (ci.out_pages_pinned >= pages)
+			return 0;
+		if (chan_now_ms() > end) {
+			fprintf(stderr, "# the window's channel pins %llu pages\n",
+				(unsigned long long)ci.out_pages_pinned);
+			return -1;
+		}
+		chan_sleep_ms(5);
+	}
+}
+
+static int peer_standing(struct chan_pair *p, void *arg)
+{
+	const int copy = *(const int *)arg;
+	unsigned char *win = chan_buf(SW_WIN, 4);
+	unsigned long long pages = SW_WIN / 4096;
+	struct ordma_chan_info ci;
+	__u32 c = p->chan[0];
+	char msg[8];
+	__u64 tok;
+	int i;
+
+	PEER_CHECK(win);
+	memset(win, 0, SW_WIN);
+	PEER_EQ(0, chan_expose(p->fd, win, SW_WIN, ORDMA_ACCESS_REMOTE_WRITE,
+			       &tok));
+	PEER_EQ(sizeof(tok), do_send(p->fd, c, &tok, sizeof(tok)));
+	for (i = 0; i < SW_N; i++) {
+		PEER_EQ(0, do_recv(p->fd, c, msg, sizeof(msg)));
+		PEER_EQ(0, chan_check("standing window", win + SW_OFF(i),
+				      sw_len[i], chan_seed(sw_len[i], 70 + i)));
+		/* The counters are up to date: the last piece was handled. */
+		PEER_EQ(0, ctl_signal(p->ctl, 'N'));
+		if (i == 1) {
+			/*
+			 * Registered after the second write began: once it
+			 * is, its offer goes ahead of this message.
+			 */
+			if (!copy) {
+				PEER_EQ(0, wait_chan_pinned(p->fd, c, pages));
+				chan_sleep_ms(20);
+			}
+			PEER_EQ(1, do_send(p->fd, c, "s", 1));
+		}
+	}
+	PEER_EQ(-EFAULT, do_recv(p->fd, c, msg, sizeof(msg)));
+	PEER_EQ(0, chan_info(p->fd, c, &ci));
+	if (copy)
+		PEER_EQ(0, ci.out_pages_pinned);
+	else
+		PEER_CHECK(ci.out_pages_pinned >= pages);
+	PEER_EQ(0, chan_unexpose(p->fd, tok));
+	/* Deregistered before unexpose returns. */
+	PEER_EQ(0, chan_info(p->fd, c, &ci));
+	PEER_EQ(0, ci.out_pages_pinned);
+	PEER_EQ(0, ctl_signal(p->ctl, 'U'));
+	PEER_EQ(3, do_recv(p->fd, c, msg, sizeof(msg)));
+	PEER_EQ(0, chan_guard_ok("standing window", win, SW_WIN, 4));
+	chan_buf_free(win, SW_WIN, 4);
+	return 0;
+}
+
+TEST_F_TIMEOUT(mode, standing_window, 120)
+{
+	struct chan_pair *p = &self->p;
+	int copy = variant->zerocopy == 0;
+	unsigned long long placed;
+	unsigned char *src;
+	int i, memfd;
+	char sync;
+	__u64 tok;
+
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_standing, &copy));
+	ASSERT_EQ((long long)sizeof(tok),
+		  do_recv(p->fd, p->chan[0], &tok, sizeof(tok)));
+	for (i = 0; i < SW_N; i++) {
+		unsigned char *buf = chan_buf(sw_len[i], i);
+
+		ASSERT_NE(NULL, buf);
+		chan_fill(buf, sw_len[i], chan_seed(sw_len[i], 70 + i));
+		placed = counter("bytes_placed");
+		ASSERT_EQ((long long)sw_len[i],
+			  write_notify(p->fd, p->chan[0], buf, sw_len[i], tok,
+				       SW_OFF(i)));
+		ASSERT_EQ(0, ctl_expect(p->ctl, 'N', 60000));
+		placed = counter("bytes_placed") - placed;
+		/* Into the standing offer: every byte placed, none copied in. */
+		if (i >= 2)
+			ASSERT_EQ(copy ? 0 : sw_len[i], placed)
+				TH_LOG("write %d of %zu bytes: %llu placed", i,
+				       sw_len[i], placed);
+		if (i == 1)
+			ASSERT_EQ(1, do_recv(p->fd, p->chan[0], &sync, 1));
+		chan_buf_free(buf, sw_len[i], i);
+	}
+	memfd = memfd_create("sw_fault", 0);
+	ASSERT_LE(0, memfd);
+	ASSERT_EQ(0, ftruncate(memfd, SW_FAULT_OK));
+	src = mmap(NULL, SW_FAULT_MAP, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   memfd, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	chan_fill(src, SW_FAULT_OK, chan_seed(SW_FAULT_OK, 79));
+	ASSERT_EQ(-EFAULT, write_notify(p->fd, p->chan[0], src, SW_FAULT_LEN,
+					tok, 0));
+	ASSERT_EQ(0, munmap(src, SW_FAULT_MAP));
+	ASSERT_EQ(0, close(memfd));
+	ASSERT_EQ(0, ctl_expect(p->ctl, 'U', 60000));
+	/* The offer is gone with the window; the channel is not. */
+	ASSERT_EQ(-ENOENT, do_write(p->fd, p->chan[0], "abc", 3, tok, 0));
+	ASSERT_EQ(3, do_send(p->fd, p->chan[0], "abc", 3));
+	ASSERT_EQ(0, chan_pair_join(p, 60000));
+}
+
 /*
  * A notifying write the window fails while a message is under way: its
  * notification must not cut into the message. The write is longer than
@@ -715,29 +862,51 @@ TEST_F_TIMEOUT(life, many_channels, 240)
  */
 #define UW_LEN	((long long)scaled(32 * MiB, 8 * MiB))
 
-static int peer_unexpose_mid_write(struct chan_pair *p, void *arg)
+/*
+ * The window's owner: expose @win bytes, send the token; with @standing,
+ * let two notifying writes in and wait until the window is registered and
+ * offered; on 'W' unexpose it after @delay_ms and overwrite it, say 'U';
+ * on 'D' check nothing landed since, and take a 3-byte message.
+ */
+struct unexpose_case {
+	long long win;
+	int standing;
+	int delay_ms;
+};
+
+static int peer_unexpose(struct chan_pair *p, void *arg)
 {
-	unsigned char *win = chan_buf(UW_LEN, 0), msg[16];
+	const struct unexpose_case *uc = arg;
+	unsigned char *win = chan_buf(uc->win, 0), msg[16];
+	__u32 c = p->chan[0];
 	__u64 tok;
 	long long i;
 
 	PEER_CHECK(win);
-	memset(win, 0, UW_LEN);
-	PEER_EQ(0, chan_expose(p->fd, win, UW_LEN, ORDMA_ACCESS_REMOTE_WRITE,
+	memset(win, 0, uc->win);
+	PEER_EQ(0, chan_expose(p->fd, win, uc->win, ORDMA_ACCESS_REMOTE_WRITE,
 			       &tok));
-	PEER_EQ(sizeof(tok), do_send(p->fd, p->chan[0], &tok, sizeof(tok)));
+	PEER_EQ(sizeof(tok), do_send(p->fd, c, &tok, sizeof(tok)));
+	if (uc->standing) {
+		/* Two writes, then the window is registered and offered. */
+		PEER_EQ(0, do_recv(p->fd, c, msg, sizeof(msg)));
+		PEER_EQ(0, do_recv(p->fd, c, msg, sizeof(msg)));
+		PEER_EQ(0, wait_chan_pinned(p->fd, c, uc->win / 4096 - 1));
+		chan_sleep_ms(20);
+		PEER_EQ(1, do_send(p->fd, c, "s", 1));
+	}
 	PEER_EQ(0, ctl_expect(p->ctl, 'W', 60000));
-	chan_sleep_ms(20);
+	chan_sleep_ms(uc->delay_ms);
 	PEER_EQ(0, chan_unexpose(p->fd, tok));
-	memset(win, 0x5a, UW_LEN);
+	memset(win, 0x5a, uc->win);
 	PEER_EQ(0, ctl_signal(p->ctl, 'U'));
 	/* The writer is done; whatever it did, it is not in this memory. */
 	PEER_EQ(0, ctl_expect(p->ctl, 'D', 120000));
-	for (i = 0; i < UW_LEN && win[i] == 0x5a; i++)
+	for (i = 0; i < uc->win && win[i] == 0x5a; i++)
 		;
-	PEER_EQ(UW_LEN, i);
-	PEER_EQ(3, do_recv(p->fd, p->chan[0], msg, sizeof(msg)));
-	chan_buf_free(win, UW_LEN, 0);
+	PEER_EQ(uc->win, i);
+	PEER_EQ(3, do_recv(p->fd, c, msg, sizeof(msg)));
+	chan_buf_free(win, uc->win, 0);
 	return 0;
 }
 
@@ -745,13 +914,14 @@ TEST_F_TIMEOUT(life, unexpose_while_placed, 120)
 {
 	struct chan_pair *p = &self->p;
 	unsigned char *src = chan_buf(UW_LEN, 0);
+	struct unexpose_case uc = { UW_LEN, 0, 20 };
 	struct ordma_cqe cqe;
 	__u64 tok;
 
 	ASSERT_NE(NULL, src);
 	memset(src, 0xc3, UW_LEN);
 	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
-			       peer_unexpose_mid_write, NULL));
+			       peer_unexpose, &uc));
 	ASSERT_EQ((long long)sizeof(tok),
 		  do_recv(p->fd, p->chan[0], &tok, sizeof(tok)));
 	ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_WRITE, p->chan[0], src, UW_LEN, 1,
@@ -767,6 +937,66 @@ TEST_F_TIMEOUT(life, unexpose_while_placed, 120)
 	ASSERT_EQ(3, do_send(p->fd, p->chan[0], "abc", 3));
 	ASSERT_EQ(0, chan_pair_join(p, 60000));
 	chan_buf_free(src, UW_LEN, 0);
+}
+
+/*
+ * The window's owner unexposes a window with a standing offer while writes
+ * into it stream: each write completes whole or fails with ENOENT, none
+ * succeeds after one failed, nothing lands in the memory once unexpose has
+ * returned, and the channel goes on working.
+ */
+#define SS_WIN		(4 * MiB)
+#define SS_LEN		(64 * 1024)
+#define SS_N		64
+
+TEST_F_TIMEOUT(life, unexpose_standing_stream, 120)
+{
+	struct chan_pair *p = &self->p;
+	unsigned char *src = chan_buf(SS_LEN, 0);
+	struct unexpose_case uc = { SS_WIN, 1, 10 };
+	long long res[SS_N];
+	__u64 cookies[SS_N];
+	int i, failed = 0;
+	char sync;
+	__u64 tok;
+
+	ASSERT_NE(NULL, src);
+	memset(src, 0xc3, SS_LEN);
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
+			       peer_unexpose, &uc));
+	ASSERT_EQ((long long)sizeof(tok),
+		  do_recv(p->fd, p->chan[0], &tok, sizeof(tok)));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(SS_LEN, write_notify(p->fd, p->chan[0], src, SS_LEN,
+					       tok, 0));
+	ASSERT_EQ(1, do_recv(p->fd, p->chan[0], &sync, 1));
+	/* Submitting runs passes too: the unexpose's clock starts first. */
+	ASSERT_EQ(0, ctl_signal(p->ctl, 'W'));
+	for (i = 0; i < SS_N; i++) {
+		cookies[i] = i;
+		ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_WRITE, p->chan[0], src,
+				     SS_LEN, i, tok,
+				     (__u64)i * SS_LEN % SS_WIN, 0));
+	}
+	ASSERT_EQ(0, xreap(p->fd, SS_N, cookies, res, 120000));
+	for (i = 0; i < SS_N; i++) {
+		ASSERT_TRUE(res[i] == SS_LEN || res[i] == -ENOENT)
+			TH_LOG("write %d: %lld", i, res[i]);
+		if (res[i] == -ENOENT)
+			failed = 1;
+		else
+			ASSERT_EQ(0, failed) TH_LOG("write %d after a failure", i);
+	}
+	for (i = 0; i < SS_N && res[i] == SS_LEN; i++)
+		;
+	fprintf(stderr, "# %d of %d writes landed before the unexpose\n", i,
+		SS_N);
+	ASSERT_EQ(0, ctl_expect(p->ctl, 'U', 60000));
+	ASSERT_EQ(-ENOENT, do_write(p->fd, p->chan[0], src, SS_LEN, tok, 0));
+	ASSERT_EQ(0, ctl_signal(p->ctl, 'D'));
+	ASSERT_EQ(3, do_send(p->fd, p->chan[0], "abc", 3));
+	ASSERT_EQ(0, chan_pair_join(p, 60000));
+	chan_buf_free(src, SS_LEN, 0);
 }
 
 TEST_HARNESS_MAIN

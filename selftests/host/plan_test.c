@@ -501,20 +501,23 @@ TEST(real_nic_overlap_wins)
 /*
  * Soft-RoCE: the wire is CPU work, so nothing overlaps. AUTO copies small
  * buffers whole and registers large ones whole, switching where copying
- * costs one registration (n * cp = R(n)), and never splits.
+ * costs one registration and its deregistration (n * cp = R(n) + dr), and
+ * never splits.
  */
 TEST(cpu_wire_copies_or_registers)
 {
 	struct ordma_model m = {
 		.pin_ns_page = 400, .reg_ns = 112000, .copy_ps_byte = 545,
-		.wire_ps_byte = 11000, .wr_ns = 30000, .cpu_wire = true,
+		.wire_ps_byte = 11000, .wr_ns = 30000, .dereg_ns = 50000,
+		.cpu_wire = true,
 	};
 	struct row r = { .addr = BASE, .cap = 2 * MIB, .shift = SHIFT };
 	struct ordma_plan p, copy, zc;
 	u64 len, cross;
 
-	/* n * cp = r0 + n * p / PAGE */
-	cross = m.reg_ns * 1000 / (m.copy_ps_byte - m.pin_ns_page * 1000 / PG);
+	/* n * cp = r0 + dr + n * p / PAGE */
+	cross = (m.reg_ns + m.dereg_ns) * 1000 /
+		(m.copy_ps_byte - m.pin_ns_page * 1000 / PG);
 	for (len = 4096; len <= 64 * MIB; len <<= 1) {
 		r.len = len;
 		plan(&m, ORDMA_MODE_AUTO, &r, &p);
@@ -534,11 +537,23 @@ TEST(cpu_wire_copies_or_registers)
 		ASSERT_GE(min(estimate(&m, &r, &copy), estimate(&m, &r, &zc)),
 			  estimate(&m, &r, &p));
 	}
-	/* one segment of 2 MiB: r0 + 512 pages, and the wire */
+	/* one segment of 2 MiB: r0 + 512 pages + dr, and the wire */
 	r.len = 2 * MIB;
 	plan(&m, ORDMA_MODE_ZEROCOPY, &r, &zc);
-	ASSERT_EQ(m.reg_ns + 512 * m.pin_ns_page +
+	ASSERT_EQ(m.reg_ns + 512 * m.pin_ns_page + m.dereg_ns +
 		  (u64)ns_of(r.len, m.wire_ps_byte) + m.wr_ns, estimate(&m, &r, &zc));
+	/* 300 KiB: registering (r0 + 75 p = 142 us) is cheaper than copying
+	 * (167 us), registering and deregistering (192 us) is not */
+	r.len = 300 * KIB;
+	plan(&m, ORDMA_MODE_AUTO, &r, &p);
+	ASSERT_EQ(r.len, p.copy_len) TH_LOG(ROW_FMT, ROW_ARGS(&r, &p));
+	/* where the wire is not CPU work, deregistering is off the path */
+	m.cpu_wire = false;
+	plan(&m, ORDMA_MODE_ZEROCOPY, &r, &zc);
+	ASSERT_EQ(m.reg_ns + 75 * m.pin_ns_page +
+		  (u64)ns_of(r.len, m.wire_ps_byte) + m.wr_ns, estimate(&m, &r, &zc));
+	plan(&m, ORDMA_MODE_AUTO, &r, &p);
+	ASSERT_GT(r.len, p.copy_len) TH_LOG(ROW_FMT, ROW_ARGS(&r, &p));
 }
 
 /* xorshift64: the same pseudo-random rows on every run. */
@@ -581,6 +596,7 @@ TEST(random_rows)
 		m.copy_ps_byte = rnd_bits(20);
 		m.wire_ps_byte = rnd_bits(20);
 		m.wr_ns = rnd_bits(30);
+		m.dereg_ns = rnd_bits(30);
 		m.cpu_wire = rnd() & 1;
 		r.shift = shifts[rnd() % ARRAY_SIZE(shifts)];
 		r.addr = BASE + rnd_bits(24);
@@ -692,6 +708,7 @@ TEST(model_defaults)
 	ASSERT_EQ(1000ULL, m.copy_ps_byte);	/* 1 GB/s */
 	ASSERT_EQ(10000ULL, m.wire_ps_byte);	/* 100 MB/s */
 	ASSERT_EQ(30000ULL, m.wr_ns);
+	ASSERT_EQ(40000ULL, m.dereg_ns);
 	for (i = 0; i < ORDMA_MODEL_NR; i++)
 		ASSERT_EQ(0U, m.samples[i]);
 }
@@ -712,11 +729,14 @@ TEST(model_first_sample)
 	ASSERT_EQ(20000ULL, m.wire_ps_byte);
 	ordma_model_wr(&m, 0);
 	ASSERT_EQ(0ULL, m.wr_ns);
+	ordma_model_dereg(&m, 77000);
+	ASSERT_EQ(77000ULL, m.dereg_ns);
 	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_PIN]);
 	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_REG]);
 	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_COPY]);
 	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_WIRE]);
 	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_WR]);
+	ASSERT_EQ(1U, m.samples[ORDMA_MODEL_DEREG]);
 }
 
 /* Samples of nothing are ignored. */

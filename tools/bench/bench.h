@@ -87,6 +87,9 @@ struct bench_job {
 struct bench_verbs;
 struct bench_ordma;
 
+/* Most repetitions of the throughput workload (--tput-reps). */
+#define BENCH_TPUT_REPS	9
+
 struct bench {
 	/* options */
 	const char *dev;	/* ib device name, NULL: first active */
@@ -100,7 +103,7 @@ struct bench {
 	int nsizes;
 	size_t max_len;
 	int do_tput, do_fair;
-	int tput_chans, tput_depth;
+	int tput_chans, tput_depth, tput_reps;
 	size_t tput_len;
 	const char *json, *csv, *plot;
 
@@ -111,6 +114,7 @@ struct bench {
 	char ibdev[64];
 	char ctr_name[BENCH_NCTR][32];
 	int nctr;
+	long quiesce_late;	/* transfers after which the module was busy 100 ms */
 
 	/* thresh inputs, measured */
 	double reg_fixed_us, reg_per_byte_us, copy_bw, wire_bw;	/* bytes/us */
@@ -120,7 +124,9 @@ struct bench {
 	/* throughput and fairness results */
 	struct bench_tput {
 		char name[24];
-		double mbps;
+		double mbps;		/* median of the repetitions */
+		double rep_mbps[BENCH_TPUT_REPS];
+		int nrep;
 		unsigned long long bytes_ok, bytes_bad;
 	} tput[4];
 	int ntput;
@@ -175,7 +181,13 @@ void bench_ordma_after(struct bench *b, int side, unsigned char *buf);
 unsigned char *bench_ordma_standing_buf(struct bench *b);
 int bench_ordma_set_mode(struct bench *b, int mode);
 int bench_ordma_counters(struct bench *b, long long *v);
-void bench_ordma_quiesce(struct bench *b);
+/* What the module holds (sysfs), before and after a transfer. */
+struct bench_held {
+	long long free, pinned, mrs;
+};
+
+void bench_ordma_held(struct bench *b, struct bench_held *q);
+void bench_ordma_quiesce(struct bench *b, const struct bench_held *before);
 int bench_ordma_tput(struct bench *b, struct bench_tput *r);
 int bench_ordma_fair(struct bench *b);
 

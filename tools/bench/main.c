@@ -187,6 +187,7 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 	struct bench_job *j = &b->job;
 	struct bench_cell *c = si >= 0 ? &run->cell[si][op] : NULL;
 	long long before[BENCH_NCTR], after[BENCH_NCTR];
+	struct bench_held held = { .free = -1 };
 	int ordma = run->kind == K_ORDMA;
 	double t;
 
@@ -200,6 +201,7 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 		if (b->have_mode && bench_ordma_set_mode(b, run->arg))
 			bench_die("cannot set mode %s", bench_mode_names[run->arg]);
 		bench_ordma_counters(b, before);
+		bench_ordma_held(b, &held);
 	}
 	if (b->trace)
 		fprintf(stderr, "\n[trace] %s %s %zu\n", run->name,
@@ -211,7 +213,7 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 	if (!c)
 		return j->verified ? t : -1;
 	if (ordma) {
-		bench_ordma_quiesce(b);
+		bench_ordma_quiesce(b, &held);
 		bench_ordma_counters(b, after);
 		for (int i = 0; i < b->nctr; i++)
 			c->ctr[i] += after[i] - before[i];
@@ -356,7 +358,8 @@ static void usage(int status)
 "                   [--dev IBDEV]\n"
 "                   [--json FILE] [--csv FILE] [--plot FILE.svg]\n"
 "                   [--addr IPV4] [--port PORT] [--chans N] [--depth M]\n"
-"                   [--tput-size S] [--no-tput] [--no-fair] [SIZE...]\n"
+"                   [--tput-size S] [--tput-reps N] [--no-tput] [--no-fair]\n"
+"                   [SIZE...]\n"
 "Sizes take K, M, G suffixes (KiB, MiB, GiB). See ordma-bench(1).\n");
 	exit(status);
 }
@@ -377,6 +380,7 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		{ "chans", required_argument, NULL, 'C' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "tput-size", required_argument, NULL, 'T' },
+		{ "tput-reps", required_argument, NULL, 'R' },
 		{ "no-tput", no_argument, NULL, 't' },
 		{ "no-fair", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -391,6 +395,7 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 	b->tput_chans = 4;
 	b->tput_depth = 4;
 	b->tput_len = 1UL << 20;
+	b->tput_reps = 3;
 	while ((opt = getopt_long(argc, argv, "n:s:d:qa:p:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
@@ -432,6 +437,9 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		case 'T':
 			b->tput_len = parse_size(optarg);
 			break;
+		case 'R':
+			b->tput_reps = atoi(optarg);
+			break;
 		case 't':
 			b->do_tput = 0;
 			break;
@@ -460,8 +468,9 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 	b->iters_small = iters_small ? iters_small :
 			 b->quick ? b->iters : 3 * b->iters;
 	if (b->iters < 1 || b->iters_small < 1 || b->tput_chans < 1 ||
-	    b->tput_depth < 1 || b->tput_chans * b->tput_depth > 256)
-		bench_die("bad --iters, --iters-small, --chans or --depth");
+	    b->tput_depth < 1 || b->tput_chans * b->tput_depth > 256 ||
+	    b->tput_reps < 1 || b->tput_reps > BENCH_TPUT_REPS)
+		bench_die("bad --iters, --iters-small, --chans, --depth or --tput-reps");
 	for (int i = 0; i < b->nsizes; i++)
 		if (b->sizes[i] > b->max_len)
 			b->max_len = b->sizes[i];
@@ -608,21 +617,35 @@ int main(int argc, char **argv)
 			{ "regper", K_REGPER }, { "ordma", K_ORDMA },
 		};
 
-		for (int i = 0; i < 4; i++) {
-			struct bench_tput *t = &b->tput[i];
-			int ret;
+		/* Repetitions, each in another order; the median of each. */
+		for (int rep = 0; rep < b->tput_reps; rep++) {
+			for (int k = 0; k < 4; k++) {
+				int i = (k + rep) % 4;
+				struct bench_tput *t = &b->tput[i];
+				int ret;
 
-			bench_progress("throughput: %s, %d channels x %d outstanding, %zu bytes",
-				       tp[i].name, b->tput_chans, b->tput_depth,
-				       b->tput_len);
-			snprintf(t->name, sizeof(t->name), "%s", tp[i].name);
-			if (tp[i].kind == K_ORDMA)
-				ret = bench_ordma_tput(b, t);
-			else
-				ret = bench_verbs_tput(b, tp[i].kind, t);
-			if (ret)
-				bench_die("%s throughput run failed", tp[i].name);
-			bad |= t->bytes_bad != 0;
+				bench_progress("throughput: %s, %d channels x %d outstanding, %zu bytes, %d/%d",
+					       tp[i].name, b->tput_chans,
+					       b->tput_depth, b->tput_len, rep + 1,
+					       b->tput_reps);
+				snprintf(t->name, sizeof(t->name), "%s",
+					 tp[i].name);
+				if (tp[i].kind == K_ORDMA)
+					ret = bench_ordma_tput(b, t);
+				else
+					ret = bench_verbs_tput(b, tp[i].kind, t);
+				if (ret)
+					bench_die("%s throughput run failed",
+						  tp[i].name);
+				t->rep_mbps[t->nrep++] = t->mbps;
+				bad |= t->bytes_bad != 0;
+			}
+		}
+		for (int i = 0; i < 4; i++) {
+			struct bench_summary s;
+
+			bench_summarise(b->tput[i].rep_mbps, b->tput[i].nrep, &s);
+			b->tput[i].mbps = s.median;
 		}
 		b->ntput = 4;
 	}

@@ -126,24 +126,43 @@ int bench_ordma_counters(struct bench *b, long long *v)
 }
 
 /*
- * After a transfer, outside the timed region: wait (up to 100 ms) until the
- * module holds no pool chunk, pinned page or MR any more, so that work it
- * left for later is not charged to whatever runs next.
+ * What the module holds now: chunks free in the pool (the receive rings
+ * hold theirs always), pinned pages and MRs (a window written more than
+ * once stays registered while it is exposed). -1 in @q->free if unknown.
  */
-void bench_ordma_quiesce(struct bench *b)
+void bench_ordma_held(struct bench *b, struct bench_held *q)
 {
-	for (int i = 0; i < 100; i++) {
-		long long total = 0, free_ = 0, pinned = 0, mrs = 0;
+	q->pinned = 0;
+	q->mrs = 0;
+	if (sysfs_read(b, "chunks_free", &q->free))
+		q->free = -1;
+	sysfs_read(b, "pages_pinned", &q->pinned);
+	sysfs_read(b, "mrs_live", &q->mrs);
+}
 
-		if (sysfs_read(b, "chunks_total", &total) ||
-		    sysfs_read(b, "chunks_free", &free_))
+/*
+ * After a transfer, outside the timed region: wait (up to 100 ms) until the
+ * module holds no more than it held before the transfer (@before): as many
+ * chunks free, no more pinned pages or MRs; so that work it left for later
+ * is not charged to whatever runs next. A transfer after which it does not
+ * is counted (the output says how many).
+ */
+void bench_ordma_quiesce(struct bench *b, const struct bench_held *before)
+{
+	struct bench_held now;
+
+	if (before->free < 0)
+		return;
+	for (int i = 0; i < 100; i++) {
+		bench_ordma_held(b, &now);
+		if (now.free < 0)
 			return;
-		sysfs_read(b, "pages_pinned", &pinned);
-		sysfs_read(b, "mrs_live", &mrs);
-		if (free_ >= total && !pinned && !mrs)
+		if (now.free >= before->free && now.pinned <= before->pinned &&
+		    now.mrs <= before->mrs)
 			return;
 		usleep(1000);
 	}
+	b->quiesce_late++;
 }
 
 int bench_ordma_set_mode(struct bench *b, int mode)
@@ -303,7 +322,7 @@ int bench_ordma_xfer(struct bench *b, int side, unsigned char *buf)
 		return -1;
 	ordma_prep_write(sqe, s->chan, buf, n, token, 0, 0);
 	sqe->flags |= ORDMA_SQE_NOTIFY;
-	if (ordma_submit(s->o) != 1 || ordma_wait_cqe(s->o, &cqe))
+	if (ordma_submit_and_wait(s->o, &cqe) != 1)
 		return -1;
 	res = cqe->res;
 	ordma_cqe_seen(s->o, cqe);

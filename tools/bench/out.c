@@ -173,6 +173,9 @@ static void print_verified(const struct bench *b)
 	if (!bad)
 		printf("# verified: all %llu transfers, %llu bytes, every byte as sent\n",
 		       n, ok);
+	if (b->quiesce_late)
+		printf("# ordma still held chunks, pinned pages or MRs 100 ms after %ld transfers\n",
+		       b->quiesce_late);
 }
 
 void bench_print(struct bench *b)
@@ -289,14 +292,23 @@ void bench_print(struct bench *b)
 	}
 	if (b->ntput) {
 		printf("# throughput: %d channels x %d outstanding sends of %zu bytes from never\n"
-		       "# registered buffers (prereg: registered once), every byte checked at the end\n",
-		       b->tput_chans, b->tput_depth, b->tput_len);
-		printf("%-10s %10s %8s %14s %10s\n", "#strategy", "MB/s", "x prereg",
-		       "bytes_verified", "bytes_bad");
-		for (int i = 0; i < b->ntput; i++)
-			printf("%-10s %10.1f %8.2f %14llu %10llu\n", b->tput[i].name,
-			       b->tput[i].mbps, b->tput[i].mbps / b->tput[0].mbps,
-			       b->tput[i].bytes_ok, b->tput[i].bytes_bad);
+		       "# registered buffers (prereg: registered once), every byte checked at the end;\n"
+		       "# median of %d repetitions, the strategies in another order each time\n",
+		       b->tput_chans, b->tput_depth, b->tput_len, b->tput[0].nrep);
+		printf("%-10s %10s %8s %8s %8s %14s %10s\n", "#strategy", "MB/s",
+		       "min", "max", "x prereg", "bytes_verified", "bytes_bad");
+		for (int i = 0; i < b->ntput; i++) {
+			const struct bench_tput *t = &b->tput[i];
+			double lo = t->rep_mbps[0], hi = t->rep_mbps[0];
+
+			for (int k = 1; k < t->nrep; k++) {
+				lo = t->rep_mbps[k] < lo ? t->rep_mbps[k] : lo;
+				hi = t->rep_mbps[k] > hi ? t->rep_mbps[k] : hi;
+			}
+			printf("%-10s %10.1f %8.1f %8.1f %8.2f %14llu %10llu\n", t->name,
+			       t->mbps, lo, hi, t->mbps / b->tput[0].mbps,
+			       t->bytes_ok, t->bytes_bad);
+		}
 		printf("\n");
 	}
 	if (b->nfair) {
@@ -433,11 +445,15 @@ int bench_write_json(struct bench *b, const char *path)
 		}
 	}
 	fprintf(f, "\n  ],\n  \"throughput\": [");
-	for (int i = 0; i < b->ntput; i++)
-		fprintf(f, "%s\n    { \"strategy\": \"%s\", \"channels\": %d, \"outstanding\": %d, \"bytes\": %zu, \"MBps\": %.3f, \"bytes_verified\": %llu, \"bytes_bad\": %llu }",
+	for (int i = 0; i < b->ntput; i++) {
+		fprintf(f, "%s\n    { \"strategy\": \"%s\", \"channels\": %d, \"outstanding\": %d, \"bytes\": %zu, \"MBps\": %.3f, \"MBps_reps\": [",
 			i ? "," : "", b->tput[i].name, b->tput_chans, b->tput_depth,
-			b->tput_len, b->tput[i].mbps, b->tput[i].bytes_ok,
-			b->tput[i].bytes_bad);
+			b->tput_len, b->tput[i].mbps);
+		for (int k = 0; k < b->tput[i].nrep; k++)
+			fprintf(f, "%s%.3f", k ? ", " : "", b->tput[i].rep_mbps[k]);
+		fprintf(f, "], \"bytes_verified\": %llu, \"bytes_bad\": %llu }",
+			b->tput[i].bytes_ok, b->tput[i].bytes_bad);
+	}
 	fprintf(f, "\n  ],\n  \"fairness\": [");
 	for (int i = 0; i < b->nfair; i++) {
 		fprintf(f, "%s\n    { \"phase\": \"%s\", ", i ? "," : "", b->fair[i].name);

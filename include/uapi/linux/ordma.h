@@ -289,7 +289,9 @@ struct ordma_expose {
  *
  * Later accesses by peers fail (ENOENT in their completion). A peer's write
  * being placed into the window (written by RDMA straight into its memory)
- * ends first: when the call returns nothing more lands there.
+ * ends first, and a window registered for a peer that writes into it
+ * repeatedly is taken back from that peer and deregistered: when the call
+ * returns nothing more lands there and nothing of the window stays pinned.
  */
 struct ordma_unexpose {
 	__u32 size;
@@ -323,7 +325,8 @@ struct ordma_cqe {
  * @cqes: user array of @max struct ordma_cqe
  * @max: capacity of @cqes, at least 1
  * @min: wait until at least this many are available (0 or 1: any)
- * @timeout_ms: give up waiting after this long; -1 waits forever. When
+ * @timeout_ms: give up waiting after this long (never earlier; later by
+ *	up to a scheduler tick and the pass under way); -1 waits forever. When
  *	it runs out, whatever completions are waiting (fewer than @min) are
  *	returned; ETIMEDOUT if there are none
  * @out_count: completions written to @cqes
@@ -585,8 +588,9 @@ struct ordma_ring_setup {
  *	the ring)
  * @min_complete: then wait until this many completions are in the CQ ring
  *	or held back (0: do not wait), at most the CQ ring's entries
- * @timeout_ms: give up waiting after this long; -1 waits forever. Running
- *	out with some completions but fewer than @min_complete is no error;
+ * @timeout_ms: give up waiting after this long (never earlier; later by
+ *	up to a scheduler tick and the pass under way); -1 waits forever.
+ *	Running out with some completions but fewer than @min_complete is no error;
  *	with none it is ETIMEDOUT unless entries were submitted
  * @out_submitted: entries taken from the SQ ring (the SQ head tells the
  *	same, also if writing this field back faulted)
