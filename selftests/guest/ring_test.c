@@ -953,7 +953,8 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 				      ETIMEDOUT, EINTR };
 	/* An ENTER takes at most the ring: 16. */
 	unsigned char *scratch = malloc(HOSTILE_SCRATCH);
-	__u32 lis = 0, chans[2] = { 0, 0 }, sub = 0, khead, ctail;
+	__u32 lis = 0, chans[2] = { 0, 0 }, sub = 0, khead, ctail, junk;
+	bool scribbled;
 	struct ordma_accept a;
 	struct uring r;
 	int fd = chan_open(), i, k, ret, errs = 0, bad_cqes = 0, taken = 0;
@@ -974,13 +975,18 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 	chans[1] = a.out_chan_id;
 	if (uring_init(&r, fd, 16, 16))
 		return 13;
-	/* The kernel's SQ head and CQ tail as this process knows them. */
+	/*
+	 * The kernel's SQ head as this process knows it; the CQ tail before a
+	 * round scribbled over it, and the scribble.
+	 */
 	khead = 0;
 	ctail = 0;
+	junk = 0;
 	for (i = 0; i < rounds && chan_now_ms() < end; i++) {
 		__u32 *sqw = r.sq_map, *cqw = r.cq_map;
 		unsigned int n;
 
+		scribbled = false;
 		switch (rnd() % 16) {
 		case 0:		/* random bytes over some entries */
 			for (k = 0; k < 16; k++)
@@ -990,11 +996,17 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 			*r.sq_tail = khead + rnd() % 17;
 			break;
 		case 1:		/* random words anywhere in the control areas */
-			ctail = *r.cq_tail;
 			for (k = 0; k < 8; k++) {
+				__u32 *w = &cqw[rnd() % (r.p.out_cq_off.cqes / 4)];
+
 				sqw[rnd() % (r.p.out_sq_off.sqes / 4)] = rnd();
-				cqw[rnd() % (r.p.out_cq_off.cqes / 4)] = rnd();
+				if (w == r.cq_tail && !scribbled) {
+					ctail = *w;
+					scribbled = true;
+				}
+				*w = rnd();
 			}
+			junk = *r.cq_tail;
 			break;
 		case 2:		/* indices near sane values */
 			*r.sq_tail = khead + rnd() % 20;
@@ -1053,12 +1065,15 @@ static __attribute__((noinline)) int hostile_child(unsigned short port,
 		}
 		hist[k]++;
 		/*
-		 * The kernel never reads back the CQ tail, and rewrites it only
-		 * when it posts: put back a tail this round scribbled over.
+		 * The kernel never reads back the CQ tail and rewrites it only
+		 * when it posts: put back a tail this round scribbled over if
+		 * the kernel has not posted since. (Comparing with the tail of
+		 * an earlier round instead loses completions the kernel posted
+		 * in between: the head then falls behind the kernel's tail by a
+		 * full ring, the kernel cannot post, and every ENTER is EBUSY.)
 		 */
-		if (*r.cq_tail - ctail > 16)
+		if (scribbled && *r.cq_tail == junk)
 			*r.cq_tail = ctail;
-		ctail = *r.cq_tail;
 		/* Mostly, reap: count the error completions among them. */
 		if (rnd() % 4) {
 			__u32 t = uring_load_acquire(r.cq_tail);
