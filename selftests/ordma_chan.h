@@ -500,7 +500,7 @@ static inline int chan_connect(int fd, int family, unsigned short port,
 		memset(&c, 0, sizeof(c));
 		c.size = sizeof(c);
 		c.addr = chan_addr(family, NULL, port);
-		c.timeout_ms = 5000;
+		c.timeout_ms = 30000;
 		if (!ioctl(fd, ORDMA_IOC_CONNECT, &c)) {
 			*id = c.out_chan_id;
 			return 0;

@@ -139,7 +139,7 @@ static int lib_pair(struct lib_pair *p, int family, lib_peer_fn fn, void *arg)
 	len = lib_sockaddr(family, NULL, p->port, &ss);
 	end = chan_now_ms() + 2000;
 	do {
-		ret = ordma_connect(p->o, (struct sockaddr *)&ss, len, 5000,
+		ret = ordma_connect(p->o, (struct sockaddr *)&ss, len, 30000,
 				    &p->chan);
 		if (ret != -ECONNREFUSED)
 			break;
