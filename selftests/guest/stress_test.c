@@ -171,7 +171,7 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 
 TEST_F_TIMEOUT(stress, one_gib_message, 300)
 {
-	size_t len = scaled(1024 * MiB, 64 * MiB);
+	size_t len = scaled(1024 * MiB, 32 * MiB);
 	struct bulk mine = { 1, len, 1, 0, 7000, 0 };
 	struct bulk peer = { 1, len, 0, 1, 0, 7000 };
 
