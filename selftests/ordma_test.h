@@ -49,6 +49,17 @@ static void __attribute__((constructor)) ordma_require_guest(void)
 }
 #endif
 
+/*
+ * make check-debug runs the guest tests with ORDMA_TEST_SMALL=1 (FULL=1
+ * leaves it unset): KASAN and lockdep under TCG move 1-2 MB/s, so the
+ * heaviest tests take @small there instead of @full (fewer channels,
+ * smaller messages, same paths).
+ */
+static inline size_t ordma_scaled(size_t full, size_t small)
+{
+	return getenv("ORDMA_TEST_SMALL") ? small : full;
+}
+
 /* Run a shell command quietly; return its exit status, or -1. */
 static inline int ordma_sh(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

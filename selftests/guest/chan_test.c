@@ -13,16 +13,6 @@
 
 #define PORT_BASE	18500
 
-/*
- * make check-debug sets ORDMA_TEST_SMALL: the debug kernel (KASAN, lockdep
- * under TCG) moves about 1-2 MB/s, so the largest messages shrink there to
- * what fits the waits.
- */
-static size_t scaled(size_t full, size_t small)
-{
-	return getenv("ORDMA_TEST_SMALL") ? small : full;
-}
-
 /* -- one message each way, every size class -------------------------------- */
 
 struct echo_arg {
@@ -98,6 +88,7 @@ FIXTURE(size) {
 
 FIXTURE_VARIANT(size) {
 	size_t len;
+	size_t small_len;		/* under ORDMA_TEST_SMALL, if not 0 */
 	size_t sofs, rofs, peer_ofs;	/* odd: unaligned on both sides */
 };
 
@@ -107,8 +98,7 @@ FIXTURE_VARIANT_ADD(size, b4096) { .len = 4096, .sofs = 5, .rofs = 7, .peer_ofs 
 FIXTURE_VARIANT_ADD(size, k64_plus_3) { .len = 64 * KiB + 3, .sofs = 4095, .rofs = 1, .peer_ofs = 2049 };
 FIXTURE_VARIANT_ADD(size, m1) { .len = 1 * MiB, .sofs = 1, .rofs = 2049, .peer_ofs = 3 };
 FIXTURE_VARIANT_ADD(size, m16) { .len = 16 * MiB, .sofs = 7, .rofs = 4093, .peer_ofs = 9 };
-/* 16 MiB + 5 under the debug kernel. */
-FIXTURE_VARIANT_ADD(size, m64) { .len = 64 * MiB, .sofs = 9, .rofs = 11, .peer_ofs = 13 };
+FIXTURE_VARIANT_ADD(size, m64) { .len = 64 * MiB, .small_len = 16 * MiB + 5, .sofs = 9, .rofs = 11, .peer_ofs = 13 };
 
 FIXTURE_SETUP(size)
 {
@@ -122,8 +112,8 @@ FIXTURE_TEARDOWN(size)
 
 TEST_F_TIMEOUT(size, echo, 180)
 {
-	size_t len = variant->len < 64 * MiB ? variant->len :
-		     scaled(variant->len, 16 * MiB + 5);
+	size_t len = ordma_scaled(variant->len,
+				  variant->small_len ?: variant->len);
 	struct echo_arg a = { len, variant->peer_ofs, AF_INET };
 
 	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 1,
@@ -256,7 +246,7 @@ TEST_F_TIMEOUT(chan, recv_too_small_emsgsize, 60)
  * with garbage passed off as the message), and the channel carries the next
  * message intact.
  */
-#define FAULT_MSG	scaled(64 * MiB, 16 * MiB)
+#define FAULT_MSG	ordma_scaled(64 * MiB, 16 * MiB)
 #define FAULT_TAIL	(4 * MiB)
 #define AFTER_MSG	4096
 

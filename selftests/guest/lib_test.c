@@ -1415,7 +1415,7 @@ static int run_ordmacp(const char *listen, const char *src,
 #define CP_SRC		"/tmp/lib_test.cp-src"
 #define CP_DST		"/tmp/lib_test.cp-dst"
 /* 64 MiB on the debug kernel (ORDMA_TEST_SMALL): 256 MiB took 279 s there. */
-#define CP_BIG		(getenv("ORDMA_TEST_SMALL") ? 64 * MiB : 256 * MiB)
+#define CP_BIG		ordma_scaled(256 * MiB, 64 * MiB)
 
 TEST_F_TIMEOUT(prog, ordmacp_256m_checksum, 900)
 {

@@ -19,11 +19,6 @@
 
 #define PORT_BASE	19300
 
-static size_t scaled(size_t full, size_t small)
-{
-	return getenv("ORDMA_TEST_SMALL") ? small : full;
-}
-
 /* Write a string to a knob of rxe0. */
 static int knob_write(const char *attr, const char *val)
 {
@@ -106,7 +101,7 @@ static const struct piece pieces[] = {
 static int npieces(void)
 {
 	/* Under the debug kernel (ORDMA_TEST_SMALL) up to 3 MiB only. */
-	return scaled(ARRAY_SIZE(pieces), ARRAY_SIZE(pieces) - 2);
+	return ordma_scaled(ARRAY_SIZE(pieces), ARRAY_SIZE(pieces) - 2);
 }
 
 static int peer_recv_pieces(struct chan_pair *p, void *arg)
@@ -286,9 +281,9 @@ TEST_F_TIMEOUT(mode, one_sided_write, 300)
 #define NW_WIN		(3 * MiB)
 #define NW_OFF		3001
 #define NW_LEN		(1 * MiB + 17)
-#define NW_MSG		((long long)scaled(2 * MiB + 5, 1 * MiB + 5))
+#define NW_MSG		((long long)ordma_scaled(2 * MiB + 5, 1 * MiB + 5))
 /* Longer than the window, and than the credit window (1 MiB). */
-#define BW_LEN		((long long)scaled(8 * MiB, 3 * MiB + 1))
+#define BW_LEN		((long long)ordma_scaled(8 * MiB, 3 * MiB + 1))
 
 static int all_zero(const char *what, const unsigned char *p, size_t len)
 {
@@ -613,7 +608,7 @@ TEST_F_TIMEOUT(mode, write_notify_fails_beside_message, 120)
 /* -- the buffer goes away, or the process forks, right after submit -------- */
 
 /* A transfer several segments long (2 MiB under the debug kernel). */
-#define BIG	((long long)scaled(8 * MiB, 2 * MiB))
+#define BIG	((long long)ordma_scaled(8 * MiB, 2 * MiB))
 
 /*
  * Peer: receive until a whole message arrives; report how many aborted
@@ -831,7 +826,7 @@ static int peer_many(struct chan_pair *p, void *arg)
 TEST_F_TIMEOUT(life, many_channels, 240)
 {
 	struct chan_pair *p = &self->p;
-	int n = scaled(16, 4), i;
+	int n = ordma_scaled(16, 4), i;
 	unsigned char *buf[CHAN_MAX];
 	__u64 cookies[CHAN_MAX];
 	long long res[CHAN_MAX];
@@ -860,7 +855,7 @@ TEST_F_TIMEOUT(life, many_channels, 240)
  * ENOENT, and once unexpose has returned nothing more lands in that memory.
  * The channel goes on working.
  */
-#define UW_LEN	((long long)scaled(32 * MiB, 8 * MiB))
+#define UW_LEN	((long long)ordma_scaled(32 * MiB, 8 * MiB))
 
 /*
  * The window's owner: expose @win bytes, send the token; with @standing,

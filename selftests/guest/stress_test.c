@@ -15,15 +15,6 @@
 
 #define PORT_BASE	18900
 
-/*
- * make check-debug runs these with ORDMA_TEST_SMALL=1 (KASAN and lockdep
- * under TCG are ~10x slower): fewer channels, smaller messages, same paths.
- */
-static size_t scaled(size_t full, size_t small)
-{
-	return getenv("ORDMA_TEST_SMALL") ? small : full;
-}
-
 FIXTURE(stress) {
 	struct chan_pair p;
 	int saved_pool, saved_quota;
@@ -157,7 +148,7 @@ static int peer_bulk(struct chan_pair *p, void *arg)
 
 TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 {
-	int n = scaled(64, 16);
+	int n = ordma_scaled(64, 16);
 	struct bulk mine = { n, 1 * MiB, 1, 1, 1000, 2000 };
 	struct bulk peer = { n, 1 * MiB, 1, 1, 2000, 1000 };
 
@@ -171,7 +162,7 @@ TEST_F_TIMEOUT(stress, sixty_four_channels, 240)
 
 TEST_F_TIMEOUT(stress, one_gib_message, 300)
 {
-	size_t len = scaled(1024 * MiB, 32 * MiB);
+	size_t len = ordma_scaled(1024 * MiB, 32 * MiB);
 	struct bulk mine = { 1, len, 1, 0, 7000, 0 };
 	struct bulk peer = { 1, len, 0, 1, 0, 7000 };
 
@@ -187,7 +178,7 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 {
 	static const unsigned long long sizes[] = { 2 * MiB, 32 * MiB, 4 * MiB,
 						    64 * MiB, 3 * MiB };
-	size_t len = scaled(16 * MiB, 2 * MiB);
+	size_t len = ordma_scaled(16 * MiB, 2 * MiB);
 	struct bulk mine = { 4, len, 1, 1, 5000, 6000 };
 	struct bulk peer = { 4, len, 1, 1, 6000, 5000 };
 	unsigned long long tx0, tx1, ops0, ops1, old;
@@ -229,7 +220,7 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 
 TEST_F_TIMEOUT(stress, pool_smaller_than_demand, 240)
 {
-	size_t len = scaled(16 * MiB, 2 * MiB);
+	size_t len = ordma_scaled(16 * MiB, 2 * MiB);
 	struct bulk mine = { 8, len, 1, 0, 3000, 0 };
 	struct bulk peer = { 8, len, 0, 1, 0, 3000 };
 
