@@ -133,7 +133,8 @@ enum ordma_chan_phase {
  * @submitters: tasks running the passes after submitting an operation
  *	(ordma_chan_run_submitter()) (ofile->run_lock)
  * @submit_kicked: a kick came while they ran and no runner took it: the
- *	first of them to finish runs the passes once more (ofile->run_lock)
+ *	first of them to finish runs the passes once more, unless a pass
+ *	that began after the kick cleared it (lock)
  * @teardown: serialises ordma_chan_close(); held while destroying
  * @lock: protects the fields marked "lock"
  * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
@@ -238,9 +239,9 @@ struct ordma_chan {
 	struct list_head run_node;	/* ofile->run_lock */
 	bool runner_busy;		/* ofile->run_lock */
 	unsigned int submitters;	/* ofile->run_lock */
-	bool submit_kicked;		/* ofile->run_lock */
 
 	spinlock_t lock;		/* see the top of chan.c */
+	bool submit_kicked;		/* lock */
 	enum ordma_chan_phase phase;	/* lock */
 	bool closing;			/* lock */
 	int err;			/* lock */

@@ -114,7 +114,9 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 	}
 	spin_unlock_irqrestore(&ofile->cq_lock, flags);
 	ordma_reqs_free(&done);
-	wake_up_all(&ofile->cq_wait);
+	/* Its barrier pairs with the waiter's set_current_state(). */
+	if (wq_has_sleeper(&ofile->cq_wait))
+		wake_up_all(&ofile->cq_wait);
 }
 
 /**

@@ -139,9 +139,18 @@ static bool ordma_file_take_kick(struct ordma_file *ofile,
 	}
 	taken = runner || chan->submitters;
 	spin_unlock_irqrestore(&ofile->run_lock, flags);
-	if (runner)
+	/* A runner busy with the passes finds the runq before it sleeps. */
+	if (runner && wq_has_sleeper(&ofile->cq_wait))
 		wake_up_all(&ofile->cq_wait);
 	return taken;
+}
+
+/* ordma_chan_kick() with chan->lock held. */
+static void ordma_chan_kick_locked(struct ordma_chan *chan)
+{
+	lockdep_assert_held(&chan->lock);
+	if (!chan->closing && !ordma_file_take_kick(chan->ofile, chan))
+		queue_work(ordma_wq, &chan->work);
 }
 
 /**
@@ -158,8 +167,7 @@ void ordma_chan_kick(struct ordma_chan *chan)
 	unsigned long flags;
 
 	spin_lock_irqsave(&chan->lock, flags);
-	if (!chan->closing && !ordma_file_take_kick(chan->ofile, chan))
-		queue_work(ordma_wq, &chan->work);
+	ordma_chan_kick_locked(chan);
 	spin_unlock_irqrestore(&chan->lock, flags);
 }
 
@@ -182,8 +190,8 @@ void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	spin_lock_irqsave(&chan->lock, flags);
 	list_add_tail(&chunk->node, &chan->done);
+	ordma_chan_kick_locked(chan);
 	spin_unlock_irqrestore(&chan->lock, flags);
-	ordma_chan_kick(chan);
 }
 
 static void ordma_rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -2393,6 +2401,8 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	spin_lock_irq(&chan->lock);
 	list_splice_init(&chan->done, &done);
 	list_splice_init(&chan->submitted, &sub);
+	/* What a submitter was kicked for before now, this pass sees. */
+	chan->submit_kicked = false;
 	spin_unlock_irq(&chan->lock);
 	progress = !list_empty(&done) || !list_empty(&sub);
 
@@ -2429,15 +2439,19 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	}
 	if (!chan->qp)
 		return false;
-	progress |= ordma_rx_refill(chan);
 	if (phase != ORDMA_PHASE_ESTABLISHED)
-		return progress;
+		return ordma_rx_refill(chan) || progress;
 	if (READ_ONCE(chan->rx_wr_revoke))
 		ordma_rx_wr_revoked(chan);
 	/* Pairs with ordma_file_unstand(): a seg->revoke set before is seen. */
 	if (smp_load_acquire(&chan->stand_revoke))
 		ordma_rx_stand_revoke(chan, false);
+	/*
+	 * Messages first: the receives they complete are reported before the
+	 * ring is refilled, with the chunks they free (ordma_rx_recycle()).
+	 */
 	progress |= ordma_recv_progress(chan, mm_ok);
+	progress |= ordma_rx_refill(chan);
 	ordma_rx_ask_more(chan);
 	progress |= ordma_rx_early(chan);
 	progress |= ordma_tx_progress(chan, mm_ok);
@@ -2521,11 +2535,13 @@ static void ordma_chan_run_submitter(struct ordma_chan *chan)
 	chan->submitters++;
 	spin_unlock_irq(&ofile->run_lock);
 	ordma_chan_run_inline(chan, NULL);
-	spin_lock_irq(&ofile->run_lock);
+	spin_lock_irq(&chan->lock);
+	spin_lock(&ofile->run_lock);
 	chan->submitters--;
+	spin_unlock(&ofile->run_lock);
 	kicked = chan->submit_kicked;
 	chan->submit_kicked = false;
-	spin_unlock_irq(&ofile->run_lock);
+	spin_unlock_irq(&chan->lock);
 	if (kicked)
 		ordma_chan_run_inline(chan, NULL);
 }
@@ -2674,13 +2690,12 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	bool empty;
 	int ret = 0;
 
-	spin_lock_irqsave(&chan->lock, flags);
-	ret = ordma_chan_accepts(chan, op);
-	spin_unlock_irqrestore(&chan->lock, flags);
-	if (ret)
-		return ret;
-
 	if (nonblock && op->op != ORDMA_OP_RECV) {
+		spin_lock_irqsave(&chan->lock, flags);
+		ret = ordma_chan_accepts(chan, op);
+		spin_unlock_irqrestore(&chan->lock, flags);
+		if (ret)
+			return ret;
 		/*
 		 * chan->odev stays until ordma_chan_close(), which we exclude;
 		 * a close in progress may take long (draining): do not wait.
