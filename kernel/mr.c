@@ -23,9 +23,10 @@
  *
  *   QUEUED   on chan->reg_todo         worker creates it; reg_work takes it
  *   PINNING  reg_work only             pin and register
- *   READY    on chan->reg_done         reg_work hands it to the worker
+ *   READY    on chan->reg_done         reg_work hands it to the worker,
+ *            then on a pass's list     which takes the queue at once
  *   USED     worker only               sends from it
- *   FAILED   on chan->reg_done         could not register: copied instead
+ *   FAILED   on chan->reg_done (same)  could not register: copied instead
  *   DEREG    on chan->reg_todo         worker gave it back; deregister
  *
  * chan->lock protects the queue links, @state while the segment is on a

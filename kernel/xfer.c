@@ -1720,21 +1720,21 @@ static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
 	seg->offered = true;
 }
 
-/* Segments registered (or not) since the last look. */
-static void ordma_tx_take_segs(struct ordma_chan *chan)
+/*
+ * Segments registered (or not) since the last look: @done, which
+ * ordma_xfer_step() took off chan->reg_done, READY or FAILED. The pass owns
+ * them from then on; one the pass gave back meanwhile (ordma_seg_put())
+ * left the list.
+ */
+static void ordma_tx_take_segs(struct ordma_chan *chan, struct list_head *done)
 {
 	struct ordma_dev *odev = chan->odev;
 	struct ordma_seg *seg, *tmp;
-	LIST_HEAD(done);
 
-	spin_lock_irq(&chan->lock);
-	list_splice_init(&chan->reg_done, &done);
-	list_for_each_entry(seg, &done, q_node)
-		if (seg->state == ORDMA_SEG_READY)
-			seg->state = ORDMA_SEG_USED;
-	spin_unlock_irq(&chan->lock);
-	list_for_each_entry_safe(seg, tmp, &done, q_node) {
+	list_for_each_entry_safe(seg, tmp, done, q_node) {
 		list_del_init(&seg->q_node);
+		if (seg->state == ORDMA_SEG_READY)
+			WRITE_ONCE(seg->state, ORDMA_SEG_USED);
 		if (seg->state == ORDMA_SEG_FAILED)
 			atomic64_inc(&odev->fallbacks);
 		else if (seg->write && !(seg->standing && READ_ONCE(seg->revoke)))
@@ -2077,7 +2077,8 @@ static void ordma_tx_fill_credit(struct ordma_chunk *chunk)
 	chunk->len = ORDMA_HDR_LEN;
 }
 
-static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
+static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok,
+			      struct list_head *segs)
 {
 	struct ordma_chunk *chunk;
 	struct ordma_ctrl *c;
@@ -2085,7 +2086,7 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 	bool progress = false, data;
 	int filled;
 
-	ordma_tx_take_segs(chan);
+	ordma_tx_take_segs(chan, segs);
 	while (chan->tx_posted < ORDMA_TX_DEPTH) {
 		c = list_first_entry_or_null(&chan->ctrl, struct ordma_ctrl,
 					     node);
@@ -2396,11 +2397,21 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	bool progress;
 	LIST_HEAD(done);
 	LIST_HEAD(sub);
+	LIST_HEAD(segs);
 	int err;
 
+	/*
+	 * One look at everything the other contexts left: a change after it
+	 * comes with a kick, so the next pass sees it (the phase going dead
+	 * while this one runs, too).
+	 */
 	spin_lock_irq(&chan->lock);
 	list_splice_init(&chan->done, &done);
 	list_splice_init(&chan->submitted, &sub);
+	phase = chan->phase;
+	err = chan->err;
+	if (phase == ORDMA_PHASE_ESTABLISHED && chan->qp)
+		list_splice_init(&chan->reg_done, &segs);
 	/* What a submitter was kicked for before now, this pass sees. */
 	chan->submit_kicked = false;
 	spin_unlock_irq(&chan->lock);
@@ -2412,11 +2423,6 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	 */
 	ordma_xfer_take_submitted(chan, &sub);
 	ordma_xfer_reap(chan, &done, true, mm_ok);
-
-	spin_lock_irq(&chan->lock);
-	phase = chan->phase;
-	err = chan->err;
-	spin_unlock_irq(&chan->lock);
 
 	if (phase == ORDMA_PHASE_DEAD) {
 		/*
@@ -2454,7 +2460,7 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	progress |= ordma_rx_refill(chan);
 	ordma_rx_ask_more(chan);
 	progress |= ordma_rx_early(chan);
-	progress |= ordma_tx_progress(chan, mm_ok);
+	progress |= ordma_tx_progress(chan, mm_ok, &segs);
 	return progress;
 }
 
