@@ -99,6 +99,7 @@ struct bench {
 	int iters_small;	/* sizes below BENCH_SMALL */
 	int quick;
 	int trace;		/* ORDMA_BENCH_TRACE set: each transfer on stderr */
+	int trace_fd;		/* and into ftrace's trace_marker; -1: none */
 	size_t sizes[BENCH_MAX_SIZES];
 	int nsizes;
 	size_t max_len;

@@ -12,6 +12,7 @@
  * throughput and fairness over ordma, then the tables.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,27 @@ double bench_now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/*
+ * With ORDMA_BENCH_TRACE, a line in the kernel's trace buffer too (when
+ * tracefs is mounted), so that a trace of the guest shows where each
+ * transfer starts and each side ends.
+ */
+static void trace_mark(struct bench *b, const char *fmt, ...)
+{
+	char line[160];
+	va_list ap;
+	int n;
+
+	if (b->trace_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0 && write(b->trace_fd, line,
+			   (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		b->trace_fd = -1;
 }
 
 void bench_die(const char *fmt, ...)
@@ -143,6 +165,8 @@ static void side_run(struct bench *b, int side)
 	j->err[side] = ordma ? bench_ordma_xfer(b, side, buf) :
 			       bench_verbs_xfer(b, side, buf);
 	j->t1[side] = bench_now_us();
+	trace_mark(b, "ordma-bench side %d t0 %.1f t1 %.1f\n", side,
+		   j->t0[side], j->t1[side]);
 	if (j->err[side])
 		bench_die("%s %s of %zu bytes failed on the %s side",
 			  j->run->name, bench_op_names[j->op], j->len,
@@ -206,10 +230,13 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 	if (b->trace)
 		fprintf(stderr, "\n[trace] %s %s %zu\n", run->name,
 			bench_op_names[op], len);
+	trace_mark(b, "ordma-bench start %s %s %zu\n", run->name,
+		   bench_op_names[op], len);
 	pthread_barrier_wait(&b->go);
 	side_run(b, 0);
 	t = (j->t1[0] > j->t1[1] ? j->t1[0] : j->t1[1]) -
 	    (j->t0[0] < j->t0[1] ? j->t0[0] : j->t0[1]);
+	trace_mark(b, "ordma-bench end %.1f\n", t);
 	if (!c)
 		return j->verified ? t : -1;
 	if (ordma) {
@@ -557,6 +584,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	b->trace = !!getenv("ORDMA_BENCH_TRACE");
+	b->trace_fd = b->trace ? open("/sys/kernel/tracing/trace_marker",
+				      O_WRONLY | O_CLOEXEC) : -1;
 	parse_opts(b, argc, argv);
 	pick_dev(b);
 	if (bench_ordma_setup(b))
