@@ -49,9 +49,13 @@ struct ordma_dev;
  *	data at @raddr, and no header
  * @wbare: the holder's: post the payload as one RDMA WRITE at @raddr, and
  *	no header (a piece of a write that a later header announces)
+ * @simm: the holder's: post the payload alone, as a SEND with immediate
+ *	data ORDMA_WIRE_IMM_MSG (a message of one piece)
  * @got_imm: the holder's: a receive completed by an RDMA WRITE with
  *	immediate data @imm (@len: the bytes it wrote elsewhere)
- * @imm: see @got_imm
+ * @sent_imm: the holder's: a receive completed by a SEND with immediate
+ *	data @imm (@len bytes from the start of @buf, no header)
+ * @imm: see @got_imm and @sent_imm
  */
 struct ordma_chunk {
 	struct list_head node;
@@ -71,7 +75,9 @@ struct ordma_chunk {
 	int status;
 	bool wimm;
 	bool wbare;
+	bool simm;
 	bool got_imm;
+	bool sent_imm;
 	u32 imm;
 };
 

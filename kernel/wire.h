@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 7. Documentation/ordma/protocol.rst
+ * The ordma wire protocol, version 8. Documentation/ordma/protocol.rst
  * describes it in prose; this file is the reference.
  *
  * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
@@ -62,13 +62,21 @@
  * posted into it, and only then is the window deregistered. A write into a
  * standing offer that is one piece is one RDMA WRITE with immediate data
  * (ORDMA_WIRE_IMM_*), no header: it uses a receive buffer and a credit.
+ *
+ * A message of one piece of at most ORDMA_WIRE_SIMM_MAX bytes, sent from a
+ * chunk, may go as a SEND with immediate data ORDMA_WIRE_IMM_MSG and no
+ * header (version 8): its bytes start the receive buffer, its id is the
+ * next message id, and it tells no credits. It uses a receive buffer and
+ * a credit. On a device whose wire is the CPU a header that pushes a
+ * message past an MTU costs a packet: 4 KiB is four packets of 1024 bytes,
+ * with a header five.
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
 #include <linux/types.h>
 
-#define ORDMA_WIRE_VERSION	7
+#define ORDMA_WIRE_VERSION	8
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -161,6 +169,14 @@ enum ordma_wire_opcode {
  */
 #define ORDMA_WIRE_IMM_STANDING	0x4f520000
 #define ORDMA_WIRE_IMM_NOTIFY	0x1
+
+/*
+ * Immediate data of a SEND with immediate: a message of one piece, 1 to
+ * ORDMA_WIRE_SIMM_MAX bytes, no header (version 8). Any other value, any
+ * other length, closes the channel with EPROTO.
+ */
+#define ORDMA_WIRE_IMM_MSG	0x4f530000
+#define ORDMA_WIRE_SIMM_MAX	(16U << 10)
 
 /**
  * struct ordma_wire_hdr - header of every message

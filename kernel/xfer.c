@@ -181,10 +181,14 @@ void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	chunk->status = wc->status;
 	chunk->got_imm = false;
+	chunk->sent_imm = false;
 	if (wc->status == IB_WC_SUCCESS && (wc->opcode & IB_WC_RECV)) {
 		chunk->len = wc->byte_len;
 		if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
 			chunk->got_imm = true;
+			chunk->imm = be32_to_cpu(wc->ex.imm_data);
+		} else if (wc->wc_flags & IB_WC_WITH_IMM) {
+			chunk->sent_imm = true;
 			chunk->imm = be32_to_cpu(wc->ex.imm_data);
 		}
 	}
@@ -757,6 +761,18 @@ static bool ordma_wire_payload_class(const struct ordma_wire_hdr *hdr)
 static u32 ordma_rx_credit(struct ordma_chan *chan)
 {
 	return chan->rx_credit_posted - chan->rx_credit_hdr;
+}
+
+/*
+ * Must a CREDIT tell the peer of receives it does not know about yet? When
+ * it is down to its last credit, or has fewer left than we hold back.
+ */
+static bool ordma_rx_credit_due(struct ordma_chan *chan)
+{
+	s32 fresh = (s32)(ordma_rx_credit(chan) - chan->rx_credit_told);
+	s32 left = (s32)(chan->rx_credit_told - chan->rx_credit_used);
+
+	return fresh > 0 && (left <= 1 || left <= fresh);
 }
 
 /*
@@ -1344,6 +1360,38 @@ static bool ordma_rx_write_imm(struct ordma_chan *chan,
 	return ordma_rx_notify_rides(chan, chunk);
 }
 
+/*
+ * A message of one piece that came as a SEND with immediate data, no header
+ * (version 8): it becomes what a MSG piece looks like, its bytes moved
+ * behind a header written here. Its id is the next message's, known only
+ * when ordma_recv_progress() gets to it (messages wait in order).
+ */
+static bool ordma_rx_send_imm(struct ordma_chan *chan,
+			      struct ordma_chunk *chunk)
+{
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	u32 len = chunk->len;
+
+	if (chunk->imm != ORDMA_WIRE_IMM_MSG || !len ||
+	    len > ORDMA_WIRE_SIMM_MAX || len > chan->rx_size - ORDMA_HDR_LEN) {
+		ordma_chan_fail(chan, -EPROTO);
+		return false;
+	}
+	chan->rx_credit_used++;
+	atomic64_add(len, &chan->bytes_rx);
+	atomic64_add(len, &chan->odev->bytes_rx);
+	memmove(hdr + 1, hdr, len);
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = ORDMA_WIRE_MSG;
+	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+	hdr->payload_len = cpu_to_le32(len);
+	hdr->total_len = cpu_to_le64(len);
+	chunk->len = ORDMA_HDR_LEN + len;
+	list_add_tail(&chunk->node, &chan->rx_msgs);
+	return true;
+}
+
 /* Check a received message and route it; returns false to recycle now. */
 static bool ordma_rx_dispatch(struct ordma_chan *chan,
 			      struct ordma_chunk *chunk, bool mm_ok)
@@ -1357,6 +1405,8 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return ordma_rx_write_imm(chan, chunk);
 	ib_dma_sync_single_for_cpu(chan->odev->ibdev, chunk->dma, chunk->len,
 				   DMA_FROM_DEVICE);
+	if (chunk->sent_imm)
+		return ordma_rx_send_imm(chan, chunk);
 	if (chunk->len < ORDMA_HDR_LEN || hdr->version != ORDMA_WIRE_VERSION ||
 	    !hdr->opcode || hdr->opcode > ORDMA_WIRE_OPCODE_MAX)
 		goto bad;
@@ -1499,6 +1549,9 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			progress = true;
 			continue;
 		}
+		/* Sent with immediate data: the next id (ordma_rx_send_imm()). */
+		if (chunk->sent_imm && !op->started)
+			hdr->op_id = cpu_to_le64(chan->rx_msg_last + 1);
 		placed = hdr->opcode == ORDMA_WIRE_MSG_PLACED;
 		total = le64_to_cpu(hdr->total_len);
 		off = le64_to_cpu(hdr->offset);
@@ -1582,7 +1635,7 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	 * Every header tells the peer of the receives we posted (a write
 	 * with immediate or a bare write sends none).
 	 */
-	if (!chunk->wimm && !chunk->wbare) {
+	if (!chunk->wimm && !chunk->wbare && !chunk->simm) {
 		chan->rx_credit_told = ordma_rx_credit(chan);
 		hdr->credits = cpu_to_le32(chan->rx_credit_told);
 	}
@@ -1609,6 +1662,12 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	wr.sg_list = sge;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
+	if (chunk->simm) {
+		/* The payload alone; the immediate says what the header would. */
+		sge[0] = pay;
+		wr.opcode = IB_WR_SEND_WITH_IMM;
+		wr.ex.imm_data = cpu_to_be32(ORDMA_WIRE_IMM_MSG);
+	}
 	if (chunk->rkey) {
 		wwr.wr.wr_cqe = &chan->write_cqe;
 		wwr.wr.opcode = IB_WR_RDMA_WRITE;
@@ -1969,6 +2028,13 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			}
 		}
 	}
+	/*
+	 * A message of one small piece from the chunk goes without its header
+	 * (a packet less where the header would cross an MTU), unless the
+	 * header is due to tell the peer of our receives.
+	 */
+	chunk->simm = !write && !seg && !pl && !op->posted && n == op->len &&
+		      n <= ORDMA_WIRE_SIMM_MAX && !ordma_rx_credit_due(chan);
 	op->posted += n;
 	if (op->posted == op->len) {
 		hdr->flags |= cpu_to_le16(ORDMA_WIRE_F_LAST);
@@ -2055,18 +2121,6 @@ static bool ordma_tx_credit(struct ordma_chan *chan)
 	return (s32)(chan->tx_credit_peer - chan->tx_credit_sent) > 0;
 }
 
-/*
- * Must a CREDIT tell the peer of receives it does not know about yet? When
- * it is down to its last credit, or has fewer left than we hold back.
- */
-static bool ordma_rx_credit_due(struct ordma_chan *chan)
-{
-	s32 fresh = (s32)(ordma_rx_credit(chan) - chan->rx_credit_told);
-	s32 left = (s32)(chan->rx_credit_told - chan->rx_credit_used);
-
-	return fresh > 0 && (left <= 1 || left <= fresh);
-}
-
 static void ordma_tx_fill_credit(struct ordma_chunk *chunk)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
@@ -2108,6 +2162,7 @@ static bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok,
 		chunk->rkey = 0;
 		chunk->wimm = false;
 		chunk->wbare = false;
+		chunk->simm = false;
 
 		if (c) {
 			memcpy(chunk->buf, &c->hdr, sizeof(c->hdr));

@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 
 /* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	7
+#define WIRE_VERSION	8
 
 struct wire_cm {
 	uint8_t version;
@@ -50,6 +50,8 @@ struct wire_hdr {
 #define WIRE_F_STANDING	8
 #define WIRE_IMM_STANDING 0x4f520000
 #define WIRE_IMM_NOTIFY	1
+#define WIRE_IMM_MSG	0x4f530000
+#define WIRE_SIMM_MAX	16384
 
 FIXTURE(proto) {
 	int fd;
@@ -207,6 +209,19 @@ static int hostile_write_imm(FIXTURE_DATA(proto) *self, uint32_t imm)
 				  .imm_data = htonl(imm) };
 
 	return hostile_post(self, &wr, IBV_WC_RDMA_WRITE);
+}
+
+/* Send @len bytes of self->buf as a SEND with immediate data @imm. */
+static int hostile_send_imm(FIXTURE_DATA(proto) *self, uint32_t len,
+			    uint32_t imm)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .length = len,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = len ? 1 : 0,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .imm_data = htonl(imm) };
+
+	return hostile_post(self, &wr, IBV_WC_SEND);
 }
 
 /* Accept the hostile peer's channel and queue a receive on it. */
@@ -386,6 +401,82 @@ TEST_F(proto, truncated_header_closes_channel)
 	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
 }
 
+/*
+ * A message of one piece may come as a SEND with immediate data and no
+ * header (version 8): the receive gets its bytes, nothing more.
+ */
+TEST_F(proto, send_imm_message_is_received)
+{
+	char rbuf[4096] = { 0 };
+	int i;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	for (i = 0; i < 1000; i++)
+		self->buf[i] = (char)(i * 13 + 1);
+	ASSERT_EQ(0, hostile_send_imm(self, 1000, WIRE_IMM_MSG));
+	ASSERT_EQ(1000, wait_res(self->fd));
+	EXPECT_EQ(0, memcmp(rbuf, self->buf, 1000));
+	for (i = 1000; i < (int)sizeof(rbuf); i++)
+		ASSERT_EQ(0, rbuf[i]) TH_LOG("written past the message at %d", i);
+}
+
+/* Any other immediate data on a SEND, or no bytes, is a protocol error. */
+static void hostile_send_imm_eproto(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(proto) *self, uint32_t len,
+				    uint32_t imm)
+{
+	char rbuf[4096] = { 0 };
+	__u32 chan;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	memset(self->buf, 0x55, sizeof(self->buf));
+	ASSERT_EQ(0, hostile_send_imm(self, len, imm));
+	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
+}
+
+TEST_F(proto, send_imm_unknown_closes_channel)
+{
+	hostile_send_imm_eproto(_metadata, self, 100, 0x12345678);
+}
+
+TEST_F(proto, send_imm_standing_data_closes_channel)
+{
+	hostile_send_imm_eproto(_metadata, self, 100, WIRE_IMM_STANDING);
+}
+
+TEST_F(proto, send_imm_of_no_bytes_closes_channel)
+{
+	hostile_send_imm_eproto(_metadata, self, 0, WIRE_IMM_MSG);
+}
+
+/* Past WIRE_SIMM_MAX a message needs its header, even if it fits a chunk. */
+TEST_F(proto, send_imm_too_long_closes_channel)
+{
+	static char big[WIRE_SIMM_MAX + 1];
+	char rbuf[4096] = { 0 };
+	struct ibv_sge sge = { .addr = (uintptr_t)big, .length = sizeof(big) };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .imm_data = htonl(WIRE_IMM_MSG) };
+	struct ibv_mr *mr;
+	__u32 chan;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	mr = ibv_reg_mr(self->pd, big, sizeof(big), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, mr);
+	sge.lkey = mr->lkey;
+	memset(big, 0x66, sizeof(big));
+	EXPECT_EQ(0, hostile_post(self, &wr, IBV_WC_SEND));
+	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
+	ibv_dereg_mr(mr);
+}
+
 /* -- credits: ordma sends payload only into buffers the peer granted ------- */
 
 #define CR_LEN		900	/* a message that fits one 1 KiB receive */
@@ -393,9 +484,11 @@ TEST_F(proto, truncated_header_closes_channel)
 /*
  * Wait up to @ms for a message from ordma; header-only ones (its CREDITs)
  * are noted and their buffer posted again. Returns the buffer index of the
- * first message with payload, -1 if none came, -2 on an error.
+ * first message with payload, -1 if none came, -2 on an error; @imm_len is
+ * set to its length if it came as a SEND with immediate data.
  */
-static int credit_wait_payload(FIXTURE_DATA(proto) *self, int ms)
+static int credit_wait_payload(FIXTURE_DATA(proto) *self, int ms,
+			       uint32_t *imm_len)
 {
 	struct wire_hdr *h;
 	struct ibv_wc wc;
@@ -411,6 +504,13 @@ static int credit_wait_payload(FIXTURE_DATA(proto) *self, int ms)
 		}
 		if (wc.opcode != IBV_WC_RECV)
 			continue;	/* our own CREDIT went out */
+		if (wc.wc_flags & IBV_WC_WITH_IMM) {
+			/* A message of one piece, no header (version 8). */
+			if (ntohl(wc.imm_data) != WIRE_IMM_MSG)
+				return -2;
+			*imm_len = wc.byte_len;
+			return wc.wr_id;
+		}
 		h = (struct wire_hdr *)(self->buf + 1024 * wc.wr_id);
 		if (wc.byte_len < sizeof(*h) || h->version != WIRE_VERSION)
 			return -2;
@@ -441,6 +541,7 @@ TEST_F(proto, send_waits_for_credit)
 	struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
 	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
 			       .length = sizeof(*h) };
+	uint32_t imm_len;
 	int k, i;
 
 	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
@@ -455,7 +556,7 @@ TEST_F(proto, send_waits_for_credit)
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
 
 	/* No credit: nothing with payload may arrive. */
-	ASSERT_EQ(-1, credit_wait_payload(self, 1500));
+	ASSERT_EQ(-1, credit_wait_payload(self, 1500, &imm_len));
 
 	/* One credit: ordma has sent no payload yet, so 1 is ahead by one. */
 	memset(h, 0, sizeof(*h));
@@ -465,14 +566,21 @@ TEST_F(proto, send_waits_for_credit)
 	sge.lkey = self->mr->lkey;
 	wr.sg_list = &sge;
 	ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
-	k = credit_wait_payload(self, 10000);
+	imm_len = UINT32_MAX;
+	k = credit_wait_payload(self, 10000, &imm_len);
 	ASSERT_LT(0, k);
 	m = (struct wire_hdr *)(self->buf + 1024 * k);
-	EXPECT_EQ(WIRE_MSG, m->opcode);
-	EXPECT_EQ((uint32_t)CR_LEN, m->payload_len);
-	EXPECT_EQ((uint64_t)CR_LEN, m->total_len);
-	EXPECT_EQ((uint64_t)0, m->offset);
-	EXPECT_EQ(0, memcmp(m + 1, msg, CR_LEN));
+	if (imm_len != UINT32_MAX) {
+		/* One piece with immediate data, no header. */
+		EXPECT_EQ((uint32_t)CR_LEN, imm_len);
+		EXPECT_EQ(0, memcmp(m, msg, CR_LEN));
+	} else {
+		EXPECT_EQ(WIRE_MSG, m->opcode);
+		EXPECT_EQ((uint32_t)CR_LEN, m->payload_len);
+		EXPECT_EQ((uint64_t)CR_LEN, m->total_len);
+		EXPECT_EQ((uint64_t)0, m->offset);
+		EXPECT_EQ(0, memcmp(m + 1, msg, CR_LEN));
+	}
 	EXPECT_EQ(CR_LEN, wait_res(self->fd));
 }
 
