@@ -1615,7 +1615,9 @@ static bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
  * the header alone; the WRITE is done when the SEND completes. A piece of
  * a write into a standing offer may be its RDMA WRITE alone (@chunk->wbare,
  * announced by the header of a later piece) or one RDMA WRITE with
- * immediate data (@chunk->wimm, a whole write).
+ * immediate data (@chunk->wimm, a whole write). A message of one small
+ * piece may be a SEND with immediate data of the payload alone
+ * (@chunk->simm).
  */
 static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 			 struct ordma_req *op)
@@ -1633,7 +1635,7 @@ static int ordma_tx_post(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	chunk->cqe.done = ordma_tx_done;
 	/*
 	 * Every header tells the peer of the receives we posted (a write
-	 * with immediate or a bare write sends none).
+	 * with immediate, a bare write or a send with immediate sends none).
 	 */
 	if (!chunk->wimm && !chunk->wbare && !chunk->simm) {
 		chan->rx_credit_told = ordma_rx_credit(chan);
