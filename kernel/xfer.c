@@ -408,6 +408,29 @@ static bool ordma_rx_refill(struct ordma_chan *chan)
 	return progress;
 }
 
+/* Start a header of ours in @hdr: all zero but version, @opcode, @flags. */
+static void ordma_hdr_start(struct ordma_wire_hdr *hdr, u8 opcode, u16 flags)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = ORDMA_WIRE_VERSION;
+	hdr->opcode = opcode;
+	hdr->flags = cpu_to_le16(flags);
+}
+
+/*
+ * Count a received message of @len bytes of payload (of the payload class
+ * if @payload: it used one of the receives we announced).
+ */
+static void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len)
+{
+	if (payload)
+		chan->rx_credit_used++;
+	else
+		chan->rx_credit_hdr++;
+	atomic64_add(len, &chan->bytes_rx);
+	atomic64_add(len, &chan->odev->bytes_rx);
+}
+
 static void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 			     int status, const struct ordma_wire_hdr *req)
 {
@@ -630,6 +653,23 @@ static void ordma_tx_stand_use(struct ordma_chan *chan, struct ordma_req *op)
 }
 
 /*
+ * The fields of the header of @op's next piece (at op->posted) that name
+ * the operation and where the piece goes.
+ */
+static void ordma_hdr_piece(struct ordma_wire_hdr *hdr, struct ordma_req *op)
+{
+	hdr->total_len = cpu_to_le64(op->len);
+	hdr->op_id = cpu_to_le64(op->op_id);
+	if (op->op == ORDMA_OP_WRITE) {
+		hdr->offset = cpu_to_le64(op->offset + op->posted);
+		hdr->base = cpu_to_le64(op->offset);
+		hdr->token = cpu_to_le64(op->token);
+	} else {
+		hdr->offset = cpu_to_le64(op->posted);
+	}
+}
+
+/*
  * A write stops (its buffer faulted) after pieces that went out bare, into
  * a standing offer that may have been revoked since: the window's side has
  * not heard of it. @chunk becomes an empty last WRITE piece, which any
@@ -640,15 +680,8 @@ static void ordma_tx_write_cut(struct ordma_chunk *chunk, struct ordma_req *op)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->opcode = ORDMA_WIRE_WRITE;
-	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
-	hdr->offset = cpu_to_le64(op->offset + op->posted);
-	hdr->base = cpu_to_le64(op->offset);
-	hdr->total_len = cpu_to_le64(op->len);
-	hdr->token = cpu_to_le64(op->token);
-	hdr->op_id = cpu_to_le64(op->op_id);
+	ordma_hdr_start(hdr, ORDMA_WIRE_WRITE, ORDMA_WIRE_F_LAST);
+	ordma_hdr_piece(hdr, op);
 	chunk->seg = NULL;
 	chunk->rkey = 0;
 	chunk->len = ORDMA_HDR_LEN;
@@ -1342,9 +1375,7 @@ static bool ordma_rx_write_imm(struct ordma_chan *chan,
 		ordma_chan_fail(chan, -EPROTO);
 		return false;
 	}
-	chan->rx_credit_used++;
-	atomic64_add(chunk->len, &chan->bytes_rx);
-	atomic64_add(chunk->len, &chan->odev->bytes_rx);
+	ordma_rx_account(chan, true, chunk->len);
 	atomic64_add(chunk->len, &chan->odev->bytes_placed);
 	ordma_rx_wr_end(chan);
 	chan->rx_wr_id = 0;
@@ -1353,10 +1384,8 @@ static bool ordma_rx_write_imm(struct ordma_chan *chan,
 	chan->rx_wr_standing = false;
 	if (!(chunk->imm & ORDMA_WIRE_IMM_NOTIFY))
 		return false;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_NOTIFY);
-	hdr->opcode = ORDMA_WIRE_WRITE_PLACED;
+	ordma_hdr_start(hdr, ORDMA_WIRE_WRITE_PLACED,
+			ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_NOTIFY);
 	return ordma_rx_notify_rides(chan, chunk);
 }
 
@@ -1377,14 +1406,9 @@ static bool ordma_rx_send_imm(struct ordma_chan *chan,
 		ordma_chan_fail(chan, -EPROTO);
 		return false;
 	}
-	chan->rx_credit_used++;
-	atomic64_add(len, &chan->bytes_rx);
-	atomic64_add(len, &chan->odev->bytes_rx);
+	ordma_rx_account(chan, true, len);
 	memmove(hdr + 1, hdr, len);
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->opcode = ORDMA_WIRE_MSG;
-	hdr->flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
+	ordma_hdr_start(hdr, ORDMA_WIRE_MSG, ORDMA_WIRE_F_LAST);
 	hdr->payload_len = cpu_to_le32(len);
 	hdr->total_len = cpu_to_le64(len);
 	chunk->len = ORDMA_HDR_LEN + len;
@@ -1416,12 +1440,7 @@ static bool ordma_rx_dispatch(struct ordma_chan *chan,
 	if (!ordma_wire_flags_valid(hdr))
 		goto bad;
 	chan->tx_credit_peer = le32_to_cpu(hdr->credits);
-	if (ordma_wire_payload_class(hdr))
-		chan->rx_credit_used++;
-	else
-		chan->rx_credit_hdr++;
-	atomic64_add(plen, &chan->bytes_rx);
-	atomic64_add(plen, &chan->odev->bytes_rx);
+	ordma_rx_account(chan, ordma_wire_payload_class(hdr), plen);
 
 	switch (hdr->opcode) {
 	case ORDMA_WIRE_MSG:
@@ -1952,7 +1971,6 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 	if (!pl || !seg || !op->posted)
 		n = min(n, pmax);
 
-	memset(hdr, 0, sizeof(*hdr));
 	chunk->seg = seg;
 	t0 = ordma_now();
 	if (!op->posted)
@@ -1994,18 +2012,9 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_chunk *chunk,
 		ordma_model_copy(&chan->odev->model, n, ordma_ns_since(t0));
 		spin_unlock(&chan->odev->model_lock);
 	}
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->opcode = write ? ORDMA_WIRE_WRITE : ORDMA_WIRE_MSG;
+	ordma_hdr_start(hdr, write ? ORDMA_WIRE_WRITE : ORDMA_WIRE_MSG, 0);
+	ordma_hdr_piece(hdr, op);
 	hdr->payload_len = cpu_to_le32(n);
-	hdr->total_len = cpu_to_le64(op->len);
-	if (write) {
-		hdr->offset = cpu_to_le64(op->offset + op->posted);
-		hdr->base = cpu_to_le64(op->offset);
-		hdr->token = cpu_to_le64(op->token);
-	} else {
-		hdr->offset = cpu_to_le64(op->posted);
-	}
-	hdr->op_id = cpu_to_le64(op->op_id);
 	if (pl) {
 		/* The bytes go by RDMA WRITE; the header says where. */
 		hdr->opcode = write ? ORDMA_WIRE_WRITE_PLACED :
@@ -2073,9 +2082,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 				    ORDMA_ACCESS_REMOTE_READ, &uaddr);
 	n = min_t(u64, total - sent, ordma_payload_max(chan, chunk));
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->opcode = ORDMA_WIRE_READ_RESP;
+	ordma_hdr_start(hdr, ORDMA_WIRE_READ_RESP, 0);
 	hdr->op_id = rh->op_id;
 	hdr->total_len = rh->total_len;
 	hdr->offset = cpu_to_le64(sent);
@@ -2127,9 +2134,7 @@ static void ordma_tx_fill_credit(struct ordma_chunk *chunk)
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = ORDMA_WIRE_VERSION;
-	hdr->opcode = ORDMA_WIRE_CREDIT;
+	ordma_hdr_start(hdr, ORDMA_WIRE_CREDIT, 0);
 	chunk->len = ORDMA_HDR_LEN;
 }
 
