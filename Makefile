@@ -82,6 +82,7 @@ kbuild-all:
 	@tools/kbuild-all
 
 lint: $(SCRIPTS)/checkpatch.pl
+	tools/layers
 	$(SCRIPTS)/checkpatch.pl --no-tree --quiet --strict --show-types -f $(LINT_SRCS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(CACHE)/sparse.log
 	@! grep -E '(warning|error):' $(CACHE)/sparse.log

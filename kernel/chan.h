@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Channels and listeners: shared by chan.c (life cycle, RDMA CM) and
- * xfer.c (the data path).
+ * Channels, listeners and registered segments: the objects (chan.c, mr.c)
+ * that the RDMA CM side (cm.c) builds and the data path (sched.c and the
+ * engine below it) runs.
  */
 #ifndef _ORDMA_CHAN_H
 #define _ORDMA_CHAN_H
 
 #include <linux/workqueue.h>
-#include <linux/sched/clock.h>
+#include <linux/lockdep.h>
 #include <rdma/rdma_cm.h>
 
-#include "ordma.h"
-#include "wire.h"
+#include "file.h"
 
 /* Most receive buffers a channel keeps posted. */
 #define ORDMA_RX_DEPTH		16
@@ -81,29 +81,85 @@ enum ordma_seg_state {
  *	(worker)
  */
 struct ordma_seg {
-	struct list_head op_node;
-	struct list_head q_node;
-	struct list_head all_node;
+	struct list_head op_node;	/* run */
+	struct list_head q_node;	/* chan->lock */
+	struct list_head all_node;	/* chan->lock */
 	u64 uaddr;
-	u64 off;
+	u64 off;			/* run */
 	u64 len;
 	bool write;
-	u64 msg_id;
-	u64 buf_len;
-	bool offered;
+	u64 msg_id;			/* run */
+	u64 buf_len;			/* run */
+	bool offered;			/* run */
 	u64 wtoken;
-	struct list_head w_node;
+	struct list_head w_node;	/* ofile->wsegs_lock */
 	struct ordma_chan *chan;
-	enum ordma_seg_state state;
-	bool abandoned;
+	enum ordma_seg_state state;	/* see the top of mr.c */
+	bool abandoned;			/* chan->lock */
 	u32 pinned;
 	struct ib_mr *mr;
-	u32 sends;
+	u32 sends;			/* run */
 	u64 reg_ns;
-	bool counted;
+	bool counted;			/* run */
 	bool standing;
-	bool revoke;
-	bool revoke_sent;
+	bool revoke;			/* READ_ONCE, WRITE_ONCE */
+	bool revoke_sent;		/* run */
+};
+
+/**
+ * enum ordma_tx_kind - the work requests of one send
+ * @ORDMA_TX_SEND: a SEND of the header and the payload (from the chunk,
+ *	or from a registered segment as a second SGE)
+ * @ORDMA_TX_SEND_IMM: a SEND with immediate data of the payload alone, no
+ *	header (a message of one small piece from the chunk)
+ * @ORDMA_TX_PLACED: an unsignaled RDMA WRITE of the payload into the
+ *	peer's offer, then the SEND of the header alone, whose completion
+ *	says the WRITE is done too
+ * @ORDMA_TX_WRITE_IMM: one RDMA WRITE with immediate data of the payload
+ *	into a standing offer, no header (a whole write of one piece)
+ * @ORDMA_TX_WRITE: one RDMA WRITE of the payload into a standing offer,
+ *	no header (a piece of a write that a later piece's header announces)
+ */
+enum ordma_tx_kind {
+	ORDMA_TX_SEND,
+	ORDMA_TX_SEND_IMM,
+	ORDMA_TX_PLACED,
+	ORDMA_TX_WRITE_IMM,
+	ORDMA_TX_WRITE,
+};
+
+/**
+ * struct ordma_tx - a send descriptor: one piece on the wire
+ * @node: on chan->tx_free (chan->run), or on chan->tx_done once its work
+ *	request completed (chan->lock)
+ * @cqe: completion entry of its signaled work request
+ * @chan: its channel
+ * @chunk: the pool chunk that holds the header, and the payload unless
+ *	@seg has it
+ * @op: the operation the piece is of, or NULL (control messages, credits,
+ *	read responses)
+ * @seg: the registered segment the payload comes from, or NULL
+ * @seg_off: where in @seg the payload starts
+ * @raddr: for the RDMA WRITE kinds, where in the peer's memory
+ * @rkey: the peer's key for @raddr
+ * @kind: enum ordma_tx_kind
+ * @status: work completion status, set by the completion handler
+ *
+ * A channel has ORDMA_TX_DEPTH of them, in struct ordma_chan: no send
+ * allocates.
+ */
+struct ordma_tx {
+	struct list_head node;
+	struct ib_cqe cqe;
+	struct ordma_chan *chan;
+	struct ordma_chunk *chunk;
+	struct ordma_req *op;
+	struct ordma_seg *seg;
+	u64 seg_off;
+	u64 raddr;
+	u32 rkey;
+	enum ordma_tx_kind kind;
+	int status;
 };
 
 enum ordma_chan_phase {
@@ -124,8 +180,9 @@ enum ordma_chan_phase {
  * @cq: send and receive completions
  * @work: the worker
  * @run: held by whoever runs the data path, the worker or a submitter
- *	(ordma_chan_run_inline()); the fields marked "worker" are touched
- *	only under it
+ *	(ordma_chan_run_inline()); the fields marked "worker" (and "run" in
+ *	their trailing comment) are touched only under it, and the functions
+ *	that touch them say so with ordma_chan_assert_run()
  * @run_node: on the file's runq, waiting for a task in ordma_file_wait()
  *	(ofile->run_lock)
  * @runner_busy: such a task is running the channel's passes now: kicks
@@ -141,7 +198,10 @@ enum ordma_chan_phase {
  * @phase: enum ordma_chan_phase (lock)
  * @err: why the channel died, once @phase is DEAD (lock)
  * @submitted: operations handed over by ioctls (lock)
- * @done: chunks whose work request completed, with @wc_status set (lock)
+ * @done: receive chunks whose work request completed, status set (lock)
+ * @tx_done: send descriptors whose work request completed (lock)
+ * @tx_free: send descriptors not in use (worker)
+ * @txd: the send descriptors
  * @connected: completed on ESTABLISHED or failure, for connect and accept
  * @cm_err: error of a failed connection attempt
  * @dev_node: on odev->chans (odev->chans_lock)
@@ -203,7 +263,7 @@ enum ordma_chan_phase {
  *	(WRITE_ONCE/READ_ONCE)
  * @tx_standing: standing offers of the peer's windows (worker)
  * @ntx_standing: offers on @tx_standing (worker)
- * @pool_waiter: registered when the pool had no chunk for us
+ * @pool_waiter: queued on the pool's waiters when it had no chunk for us
  * @reg_work: the registration worker (mr.c)
  * @segs: every live segment (lock)
  * @reg_todo: segments for the registration worker (lock)
@@ -222,8 +282,6 @@ enum ordma_chan_phase {
  * destroyed the CM id (which waits for the handler). @listener, @peer_rx_size
  * and @cm_err are written by the CM handler before it completes @connected
  * or wakes the listener; readers come after that wake-up.
- * @rcu: freed after a grace period: a pool waiter callback may still be
- *	running when ordma_pool_cancel_wait() returns
  */
 struct ordma_chan {
 	struct ordma_obj obj;
@@ -247,6 +305,7 @@ struct ordma_chan {
 	int err;			/* lock */
 	struct list_head submitted;	/* lock */
 	struct list_head done;		/* lock */
+	struct list_head tx_done;	/* lock */
 
 	struct completion connected;
 	int cm_err;
@@ -259,46 +318,46 @@ struct ordma_chan {
 	u32 peer_rx_size;
 
 	atomic_t held;
-	u32 rx_held;
-	u32 tx_held;
-	u32 rx_posted;
-	u32 tx_posted;
-	u32 rx_credit_posted;
-	u32 rx_credit_hdr;
-	u32 rx_credit_told;
-	u32 rx_credit_used;
-	u32 tx_credit_peer;
-	u32 tx_credit_sent;
-	u64 tx_mark;
-	u64 tx_bytes;
-	struct list_head rx_ring;
-	u32 rx_spare;
-	bool qp_flushed;
-	struct list_head sendq;
-	struct list_head recvq;
-	struct list_head writeq;
-	struct list_head readq;
-	struct list_head rx_msgs;
-	struct list_head remote_reads;
-	struct list_head ctrl;
-	u64 next_op_id;
-	u64 next_msg_id;
-	struct list_head tx_early;
-	u64 rx_msg_last;
-	u64 rx_wr_id;
-	int rx_wr_status;
-	bool rx_wr_notified;
-	struct ordma_req *rx_wr;
-	bool rx_wr_revoke;
-	bool rx_wr_standing;
-	u64 rx_st_next;
-	u64 rx_st_left;
-	struct list_head standing;
-	u32 nstanding;
-	bool stand_revoke;
-	struct list_head tx_standing;
-	u32 ntx_standing;
-	struct ordma_pool_waiter pool_waiter;
+	u32 rx_held;			/* run */
+	u32 tx_held;			/* run */
+	u32 rx_posted;			/* run */
+	u32 tx_posted;			/* run */
+	u32 rx_credit_posted;		/* run */
+	u32 rx_credit_hdr;		/* run */
+	u32 rx_credit_told;		/* run */
+	u32 rx_credit_used;		/* run */
+	u32 tx_credit_peer;		/* run */
+	u32 tx_credit_sent;		/* run */
+	u64 tx_mark;			/* run */
+	u64 tx_bytes;			/* run */
+	struct list_head rx_ring;	/* run */
+	u32 rx_spare;			/* run */
+	bool qp_flushed;		/* run */
+	struct list_head sendq;		/* run */
+	struct list_head recvq;		/* run */
+	struct list_head writeq;	/* run */
+	struct list_head readq;		/* run */
+	struct list_head rx_msgs;	/* run */
+	struct list_head remote_reads;	/* run */
+	struct list_head ctrl;		/* run */
+	u64 next_op_id;			/* run */
+	u64 next_msg_id;		/* run */
+	struct list_head tx_early;	/* run */
+	u64 rx_msg_last;		/* run */
+	u64 rx_wr_id;			/* run */
+	int rx_wr_status;		/* run */
+	bool rx_wr_notified;		/* run */
+	struct ordma_req *rx_wr;	/* run */
+	bool rx_wr_revoke;		/* READ_ONCE, WRITE_ONCE */
+	bool rx_wr_standing;		/* run */
+	u64 rx_st_next;			/* run */
+	u64 rx_st_left;			/* run */
+	struct list_head standing;	/* run */
+	u32 nstanding;			/* run */
+	bool stand_revoke;		/* acquire, release */
+	struct list_head tx_standing;	/* run */
+	u32 ntx_standing;		/* run */
+	struct wait_queue_entry pool_waiter;
 
 	struct work_struct reg_work;
 	struct list_head segs;		/* lock */
@@ -316,7 +375,8 @@ struct ordma_chan {
 	atomic64_t errors;
 	atomic64_t inflight;
 	struct ib_cqe write_cqe;
-	struct rcu_head rcu;
+	struct list_head tx_free;	/* run */
+	struct ordma_tx txd[ORDMA_TX_DEPTH];
 };
 
 /**
@@ -347,19 +407,36 @@ struct ordma_listener {
 };
 
 /* chan.c */
+extern struct workqueue_struct *ordma_wq;
 int ordma_chan_init(void);
 void ordma_chan_exit(void);
-
-/* xfer.c */
-void ordma_chan_work(struct work_struct *work);
-void ordma_xfer_init(struct ordma_chan *chan);
-void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx);
-void ordma_xfer_wc_done(struct ib_cq *cq, struct ib_wc *wc);
-void ordma_chan_kick(struct ordma_chan *chan);
+struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile);
+void ordma_chan_get(struct ordma_chan *chan);
+void ordma_chan_put(struct ordma_chan *chan);
+void ordma_listener_get(struct ordma_listener *lis);
+void ordma_listener_put(struct ordma_listener *lis);
+struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
+				enum ordma_chan_kind kind);
+void ordma_obj_put(struct ordma_obj *obj);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
+void ordma_chan_kick(struct ordma_chan *chan);
+void ordma_chan_kick_locked(struct ordma_chan *chan);
+void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);
+void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info);
+struct sockaddr *ordma_chan_peer(struct ordma_chan *chan);
+
+/*
+ * The fields marked "worker" belong to whoever holds chan->run; a function
+ * that touches them says so with this.
+ */
+static inline void ordma_chan_assert_run(struct ordma_chan *chan)
+{
+	lockdep_assert_held(&chan->run);
+}
 
 /* mr.c */
-void ordma_mr_work(struct work_struct *work);
+void ordma_mr_init(struct ordma_chan *chan);
+void ordma_mr_setup(struct ordma_chan *chan);
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write, u64 wtoken);
 struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
@@ -367,27 +444,5 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
-void ordma_mr_init(struct ordma_chan *chan);
-
-extern struct workqueue_struct *ordma_wq;
-
-/*
- * Timestamps of the cost model and the counters, ns. local_clock() reads
- * the CPU's clock where ktime_get_ns() reads the clocksource, which may be
- * slow: the HPET of an emulated guest costs microseconds a read, and the
- * data path stamps every operation a few times. Stamps from two CPUs may
- * disagree a little; an interval is never negative.
- */
-static inline u64 ordma_now(void)
-{
-	return local_clock();
-}
-
-static inline u64 ordma_ns_since(u64 t0)
-{
-	u64 now = local_clock();
-
-	return now > t0 ? now - t0 : 0;
-}
 
 #endif /* _ORDMA_CHAN_H */

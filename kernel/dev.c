@@ -3,10 +3,10 @@
  * Per-ib_device contexts.
  *
  * Locking: ordma_devs_lock (a mutex) protects the ordma_devs list. A context
- * is on the list from the end of ordma_dev_add() until the start of
- * ordma_dev_remove(); lookups take a reference under the lock. .remove
- * unlists the context, drops the client's reference and waits until every
- * other user has dropped theirs before it frees anything.
+ * is on the list from ordma_dev_list() until ordma_dev_unlist(); lookups
+ * take a reference under the lock. ordma_dev_destroy() drops the client's
+ * reference and waits until every other user has dropped theirs before it
+ * frees anything. main.c's ib_client calls them in that order.
  */
 #include <linux/slab.h>
 #include <linux/mutex.h>
@@ -24,35 +24,12 @@ static void ordma_dev_release(struct kref *kref)
 }
 
 /**
- * ordma_dev_put() - drop a reference taken by ordma_dev_get_by_name()
+ * ordma_dev_put() - drop a reference taken by ordma_dev_get()
  * @odev: the context
  */
 void ordma_dev_put(struct ordma_dev *odev)
 {
 	kref_put(&odev->kref, ordma_dev_release);
-}
-
-/**
- * ordma_dev_get_by_name() - look up the context of an RDMA device
- * @name: the ib_device name, such as "rxe0"
- *
- * Return: the context with a reference held, or NULL if ordma has none for
- * @name (unknown device or being removed).
- */
-struct ordma_dev *ordma_dev_get_by_name(const char *name)
-{
-	struct ordma_dev *odev, *found = NULL;
-
-	mutex_lock(&ordma_devs_lock);
-	list_for_each_entry(odev, &ordma_devs, node) {
-		if (!strcmp(dev_name(&odev->ibdev->dev), name)) {
-			kref_get(&odev->kref);
-			found = odev;
-			break;
-		}
-	}
-	mutex_unlock(&ordma_devs_lock);
-	return found;
 }
 
 /**
@@ -78,19 +55,29 @@ struct ordma_dev *ordma_dev_get(struct ib_device *ibdev)
 	return found;
 }
 
-int ordma_dev_add(struct ib_device *ibdev)
+/**
+ * ordma_dev_create() - build the context of an RDMA device
+ * @ibdev: the device being added
+ *
+ * Its protection domain, its pool and its class device; not yet listed for
+ * lookups (ordma_dev_list()).
+ *
+ * Return: the context, holding the client's reference, or an ERR_PTR().
+ */
+struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 {
 	struct ordma_dev *odev;
 	int ret;
 
 	odev = kzalloc(sizeof(*odev), GFP_KERNEL);
 	if (!odev)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	odev->ibdev = ibdev;
 	kref_init(&odev->kref);
 	init_completion(&odev->released);
 	mutex_init(&odev->chans_lock);
 	INIT_LIST_HEAD(&odev->chans);
+	init_waitqueue_head(&odev->chans_wait);
 	spin_lock_init(&odev->model_lock);
 	ordma_model_init(&odev->model);
 	/* Soft-RoCE and soft iWARP move packets with the host's CPUs. */
@@ -113,12 +100,7 @@ int ordma_dev_add(struct ib_device *ibdev)
 		ret = PTR_ERR(odev->cdev);
 		goto err_pool;
 	}
-
-	ib_set_client_data(ibdev, &ordma_client, odev);
-	mutex_lock(&ordma_devs_lock);
-	list_add_tail(&odev->node, &ordma_devs);
-	mutex_unlock(&ordma_devs_lock);
-	return 0;
+	return odev;
 
 err_pool:
 	ordma_pool_destroy(&odev->pool);
@@ -126,17 +108,39 @@ err_pd:
 	ib_dealloc_pd(odev->pd);
 err_free:
 	kfree(odev);
-	return ret;
+	return ERR_PTR(ret);
 }
 
-void ordma_dev_remove(struct ib_device *ibdev, void *client_data)
+/**
+ * ordma_dev_list() - make a context found by ordma_dev_get()
+ * @odev: the context, just created
+ */
+void ordma_dev_list(struct ordma_dev *odev)
 {
-	struct ordma_dev *odev = client_data;
+	mutex_lock(&ordma_devs_lock);
+	list_add_tail(&odev->node, &ordma_devs);
+	mutex_unlock(&ordma_devs_lock);
+}
 
+/**
+ * ordma_dev_unlist() - no new user finds the context any more
+ * @odev: the context of a device being removed
+ */
+void ordma_dev_unlist(struct ordma_dev *odev)
+{
 	mutex_lock(&ordma_devs_lock);
 	list_del(&odev->node);
 	mutex_unlock(&ordma_devs_lock);
-	ordma_dev_kill_chans(odev);
+}
+
+/**
+ * ordma_dev_destroy() - undo ordma_dev_create()
+ * @odev: the context, unlisted and with no channel left
+ *
+ * Drops the client's reference and waits for every other user's.
+ */
+void ordma_dev_destroy(struct ordma_dev *odev)
+{
 	ordma_dev_put(odev);
 	wait_for_completion(&odev->released);
 

@@ -9,8 +9,8 @@
  * ring could not take yet). Windows live in an xarray;
  * ofile->windows_rwsem is held for read by the data path from the window
  * check to the end of its copy (or of asking for segments of the window,
- * xfer.c) and for write by ORDMA_IOC_UNEXPOSE, which then waits for the
- * window's registered ranges to go (ordma_file_unplace()), so when unexpose
+ * window.c) and for write by ORDMA_IOC_UNEXPOSE, which then waits for the
+ * window's registered ranges to go (ordma_window_unexpose()), so when unexpose
  * returns no peer access to the window is still running, and later ones get
  * -ENOENT. Windows are freed after an RCU grace period.
  */
@@ -20,7 +20,7 @@
 #include <linux/mm.h>
 #include <linux/capability.h>
 
-#include "ordma.h"
+#include "file.h"
 
 /**
  * ordma_file_alloc() - state of a new open file, bound to current's mm
@@ -79,18 +79,6 @@ void ordma_file_put(struct ordma_file *ofile)
 }
 
 /**
- * ordma_reqs_free() - free requests whose completion was delivered
- * @list: the requests, linked by their node
- */
-void ordma_reqs_free(struct list_head *list)
-{
-	struct ordma_req *op, *tmp;
-
-	list_for_each_entry_safe(op, tmp, list, node)
-		kfree(op);
-}
-
-/**
  * ordma_file_complete() - post the completion of an operation
  * @ofile: the file the operation was submitted on
  * @op: the operation; the file owns it from now on
@@ -117,6 +105,34 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 	/* Its barrier pairs with the waiter's set_current_state(). */
 	if (wq_has_sleeper(&ofile->cq_wait))
 		wake_up_all(&ofile->cq_wait);
+}
+
+/* Is a buffer's length sane (not 0, at most ORDMA_MAX_LEN), its end too? */
+static int ordma_check_range(u64 addr, u64 len)
+{
+	if (!len || len > ORDMA_MAX_LEN)
+		return -EINVAL;
+	if (addr + len < addr)
+		return -EOVERFLOW;
+	return 0;
+}
+
+/**
+ * ordma_file_check_buf() - may the caller name this buffer of the file?
+ * @ofile: the file
+ * @addr: start of the buffer
+ * @len: its length
+ *
+ * Return: 0, -EINVAL or -EOVERFLOW (ordma_check_range()), or -EPERM when
+ * the caller does not run in the file's mm (a child after fork()).
+ */
+int ordma_file_check_buf(struct ordma_file *ofile, u64 addr, u64 len)
+{
+	int ret = ordma_check_range(addr, len);
+
+	if (ret)
+		return ret;
+	return current->mm != ofile->mm ? -EPERM : 0;
 }
 
 /**
@@ -198,9 +214,13 @@ static struct ordma_window *ordma_window_lookup(struct ordma_file *ofile,
 }
 
 /**
- * ordma_file_unexpose() - revoke a window
+ * ordma_file_unexpose() - take a window out of the file
  * @ofile: the file
  * @token: its token
+ *
+ * Peer accesses to it that are running end first; later ones get -ENOENT.
+ * Ranges of it registered for peers' writes are the data path's to give
+ * back (ordma_window_unexpose()).
  *
  * Return: 0 or -ENOENT.
  */
@@ -219,8 +239,6 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
 	if (!win)
 		return -ENOENT;
 	kfree_rcu(win, rcu);
-	/* Writes being placed into it end first (see mr.c). */
-	ordma_file_unplace(ofile, token);
 	return 0;
 }
 

@@ -7,13 +7,36 @@
  */
 #include <linux/module.h>
 
-#include "ordma.h"
-#include "chan.h"
+#include "entry.h"
 
-struct ib_client ordma_client = {
+static struct ib_client ordma_client;
+
+/* .add: the device's context, then lookups find it. */
+static int ordma_ib_add(struct ib_device *ibdev)
+{
+	struct ordma_dev *odev = ordma_dev_create(ibdev);
+
+	if (IS_ERR(odev))
+		return PTR_ERR(odev);
+	ib_set_client_data(ibdev, &ordma_client, odev);
+	ordma_dev_list(odev);
+	return 0;
+}
+
+/* .remove: no new user, every channel and listener closed, then the rest. */
+static void ordma_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct ordma_dev *odev = client_data;
+
+	ordma_dev_unlist(odev);
+	ordma_cm_remove_dev(odev);
+	ordma_dev_destroy(odev);
+}
+
+static struct ib_client ordma_client = {
 	.name = "ordma",
-	.add = ordma_dev_add,
-	.remove = ordma_dev_remove,
+	.add = ordma_ib_add,
+	.remove = ordma_ib_remove,
 };
 
 static int __init ordma_init(void)

@@ -45,16 +45,6 @@
 
 #include "chan.h"
 
-static void ordma_seg_kick(struct ordma_chan *chan)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&chan->lock, flags);
-	if (!chan->closing)
-		queue_work(ordma_wq, &chan->reg_work);
-	spin_unlock_irqrestore(&chan->lock, flags);
-}
-
 /*
  * Would pinning @npages more exceed the owner's RLIMIT_MEMLOCK? The RDMA
  * core charges mm->pinned_vm when it pins, but in a worker, which is always
@@ -219,13 +209,8 @@ u64 ordma_seg_end(u64 start, u64 end)
 	return end;
 }
 
-/**
- * ordma_mr_work() - the registration worker of a channel
- * @work: chan->reg_work
- *
- * Registers and deregisters segments in the order they were queued.
- */
-void ordma_mr_work(struct work_struct *work)
+/* The registration worker: segments in the order they were queued. */
+static void ordma_mr_work(struct work_struct *work)
 {
 	struct ordma_chan *chan = container_of(work, struct ordma_chan,
 					       reg_work);
@@ -303,7 +288,7 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 		list_add_tail(&seg->w_node, &chan->ofile->wsegs);
 		spin_unlock(&chan->ofile->wsegs_lock);
 	}
-	ordma_seg_kick(chan);
+	ordma_chan_queue_work(chan, &chan->reg_work);
 	return seg;
 }
 
@@ -323,6 +308,8 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 				  bool write, u64 wtoken)
 {
+	ordma_chan_assert_run(chan);
+
 	return ordma_seg_add(chan, uaddr, len, write, wtoken, false);
 }
 
@@ -343,6 +330,8 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 					   u64 len, u64 wtoken)
 {
+	ordma_chan_assert_run(chan);
+
 	return ordma_seg_add(chan, uaddr, len, true, wtoken, true);
 }
 
@@ -358,6 +347,7 @@ void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	bool free_now = false;
 
+	ordma_chan_assert_run(chan);
 	spin_lock_irq(&chan->lock);
 	switch (seg->state) {
 	case ORDMA_SEG_PINNING:
@@ -382,7 +372,7 @@ void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg)
 	if (free_now)
 		ordma_seg_free(chan, seg);
 	else
-		ordma_seg_kick(chan);
+		ordma_chan_queue_work(chan, &chan->reg_work);
 }
 
 /**
@@ -408,121 +398,29 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		kfree(seg);
 	}
 	chan->nsegs = 0;
-	chan->nstanding = 0;
-}
-
-/*
- * ordma_file_places() - is a range of window @token still registered?
- * @ofile: the file that exposed it
- * @token: the window
- *
- * Every channel of the file counts, accepted or not, closing or not.
- *
- * Return: true while a segment registered (or being registered) for a
- * peer's write into that window lives.
- */
-static bool ordma_file_places(struct ordma_file *ofile, u64 token)
-{
-	struct ordma_seg *seg;
-	bool held = false;
-
-	spin_lock(&ofile->wsegs_lock);
-	list_for_each_entry(seg, &ofile->wsegs, w_node) {
-		if (seg->wtoken == token) {
-			held = true;
-			break;
-		}
-	}
-	spin_unlock(&ofile->wsegs_lock);
-	return held;
-}
-
-/*
- * ordma_file_revoke() - make the channels holding window @token give it back
- * @ofile: the file
- * @token: a window that is gone
- *
- * Each such channel's worker ends the write it places into the window
- * (ordma_xfer_step()); the segments go as usual.
- */
-static void ordma_file_revoke(struct ordma_file *ofile, u64 token)
-{
-	struct ordma_seg *seg;
-
-	spin_lock(&ofile->wsegs_lock);
-	list_for_each_entry(seg, &ofile->wsegs, w_node) {
-		if (seg->wtoken == token) {
-			WRITE_ONCE(seg->chan->rx_wr_revoke, true);
-			ordma_chan_kick(seg->chan);
-		}
-	}
-	spin_unlock(&ofile->wsegs_lock);
-}
-
-/*
- * ordma_file_unstand() - revoke the standing offers of window @token
- * @ofile: the file
- * @token: a window that is gone
- *
- * Each channel holding a standing registration of it asks its peer to let
- * go (REVOKE) and deregisters it at the answer (ordma_rx_stand_revoke()).
- */
-static void ordma_file_unstand(struct ordma_file *ofile, u64 token)
-{
-	struct ordma_seg *seg;
-
-	spin_lock(&ofile->wsegs_lock);
-	list_for_each_entry(seg, &ofile->wsegs, w_node) {
-		if (seg->standing && seg->wtoken == token) {
-			WRITE_ONCE(seg->revoke, true);
-			/* Seen with @revoke (ordma_xfer_step()). */
-			smp_store_release(&seg->chan->stand_revoke, true);
-			ordma_chan_kick(seg->chan);
-		}
-	}
-	spin_unlock(&ofile->wsegs_lock);
-}
-
-/* How long unexpose lets a write being placed into the window go on. */
-#define ORDMA_UNPLACE_WAIT	(10 * HZ)
-
-/**
- * ordma_file_unplace() - wait until no peer can write into a window
- * @ofile: the file
- * @token: a window just unexposed
- *
- * Writes into the window that were being placed go on until they end
- * (later pieces through chunks fail with ENOENT, so the writers stop), and
- * their ranges are deregistered; standing offers are revoked, and
- * deregistered once the writers answer. A writer that does not end its
- * write or answer within ORDMA_UNPLACE_WAIT loses the ranges anyway: its
- * next RDMA WRITE into them fails its channel. A fatal signal ends the
- * wait (the file's channels then close).
- */
-void ordma_file_unplace(struct ordma_file *ofile, u64 token)
-{
-	ordma_file_unstand(ofile, token);
-	if (wait_event_timeout(ofile->unplace_wait,
-			       !ordma_file_places(ofile, token),
-			       ORDMA_UNPLACE_WAIT))
-		return;
-	ordma_file_revoke(ofile, token);
-	wait_event_killable(ofile->unplace_wait,
-			    !ordma_file_places(ofile, token));
 }
 
 /**
- * ordma_mr_init() - may a new channel send from registered segments?
+ * ordma_mr_setup() - may a new channel send from registered segments?
  * @chan: the channel, its QP just created
  *
  * It needs two send SGEs (a header from a chunk and a payload from a
  * segment); without them everything goes through the copy path.
  */
-void ordma_mr_init(struct ordma_chan *chan)
+void ordma_mr_setup(struct ordma_chan *chan)
 {
 	chan->nsegs_max = 0;
 	if (chan->odev->ibdev->attrs.max_send_sge < 2)
 		return;
 	chan->nsegs_max = ORDMA_SEG_DEPTH;
 	chan->seg_cap = (u64)ORDMA_SEG_MAX_PAGES << PAGE_SHIFT;
+}
+
+/**
+ * ordma_mr_init() - the registration worker of a new channel
+ * @chan: the channel, just allocated
+ */
+void ordma_mr_init(struct ordma_chan *chan)
+{
+	INIT_WORK(&chan->reg_work, ordma_mr_work);
 }

@@ -100,34 +100,6 @@ const char *const ordma_mode_names[ORDMA_MODE_NR] = {
 	[ORDMA_MODE_OVERLAP]	= "overlap",
 };
 
-/**
- * ordma_mode_parse() - the mode named by a string
- * @s: the name, not necessarily NUL terminated
- * @len: its length; one trailing newline (a sysfs write) is ignored
- *
- * Return: the mode (an enum ordma_mode), or -EINVAL if @s names none.
- */
-int ordma_mode_parse(const char *s, size_t len)
-{
-	const char *name;
-	size_t j;
-	int i;
-
-	if (!s)
-		return -EINVAL;
-	if (len && s[len - 1] == '\n')
-		len--;
-	for (i = 0; i < ORDMA_MODE_NR; i++) {
-		name = ordma_mode_names[i];
-		j = 0;
-		while (j < len && name[j] && name[j] == s[j])
-			j++;
-		if (j == len && !name[j])
-			return i;
-	}
-	return -EINVAL;
-}
-
 static u64 plan_add(u64 a, u64 b)
 {
 	u64 r;
@@ -281,7 +253,8 @@ void ordma_model_pin(struct ordma_model *m, u64 pages, u64 ns)
 /**
  * ordma_model_reg() - account one measured registration
  * @m: the device's model
- * @ns: its fixed cost (MR get, map_mr_sg, post, completion), pinning apart
+ * @ns: its fixed cost, measured on a registration of a few pages (the
+ *	device's work for one MR), pinning apart
  */
 void ordma_model_reg(struct ordma_model *m, u64 ns)
 {

@@ -23,7 +23,6 @@ enum ordma_mode {
 };
 
 extern const char *const ordma_mode_names[ORDMA_MODE_NR];
-int ordma_mode_parse(const char *s, size_t len);
 
 /* Indexes of struct ordma_model.samples[], in field order. */
 enum ordma_model_field {

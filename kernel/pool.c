@@ -5,23 +5,26 @@
  * registered.
  *
  * Locking: pool->lock, a spinlock taken with interrupts disabled, protects
- * the free list, the waiter list and every counter and setting of the pool
+ * the free list, additions to the waiters and every counter and setting of
+ * the pool
  * (chunk_bytes, target_chunks, chunks_total, chunks_free, high_water,
  * alloc_waits, quota). It is taken from process context (sysfs, channel
  * setup and submission), from softirq and from hard irq: chunks come back
  * through ordma_chunk_put() in CQ completion handlers. Nothing sleeps,
- * allocates or frees memory under it, and no other lock nests inside it.
+ * allocates or frees memory under it, and only the waiters' own lock nests
+ * inside it.
  * The atomic per-holder counter (*chunk->held) is raised only under the
  * lock, in ordma_chunk_get(), so a holder can never pass its quota; it drops
  * without the lock, before the put takes the lock, so a waiter that checks it
  * under the lock either sees the drop or is already queued to be woken.
  *
- * Waiter callbacks run without the lock, one at a time: the waker splices
- * the waiter list onto a private list and takes each entry off it under the
- * lock, so ordma_pool_cancel_wait() can still unlink an entry the waker has
- * not reached. Callbacks run inside an RCU read-side critical section: after
- * ordma_pool_cancel_wait(), a callback already started can still be
- * running, and synchronize_rcu() (or kfree_rcu()) waits for it.
+ * Waiters are entries of a wait queue (pool->waiters) with a wake function
+ * of their own: a waker calls wake_up_all() without pool->lock, and each
+ * function runs under the queue's lock, takes its entry off and kicks its
+ * holder. An entry is added under pool->lock (then the queue's lock), after
+ * the holder found no chunk, so a chunk put back after that check finds it
+ * queued. ordma_pool_cancel_wait() takes the queue's lock: once it returns,
+ * no call of the entry's function is running or to come.
  *
  * ordma_pool_cfg_lock, a mutex, serializes the reconfigurations of every pool
  * (sysfs writes), which allocate and free chunks outside pool->lock. Gets
@@ -38,7 +41,7 @@
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
-#include <linux/rcupdate.h>
+#include <linux/wait.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -227,39 +230,15 @@ static void ordma_pool_add_free(struct ordma_pool *pool, struct list_head *list,
 }
 
 /*
- * Take every queued waiter onto @woken, to be called by
- * ordma_pool_call_waiters() once pool->lock is dropped.
- * Return: true if there was any.
+ * Must the waiters be woken once pool->lock is dropped? Under the lock,
+ * which every addition holds: a waiter that leaves meanwhile costs a call
+ * of wake_up_all() for nothing.
  */
-static bool ordma_pool_take_waiters(struct ordma_pool *pool,
-				    struct list_head *woken)
+static bool ordma_pool_has_waiters(struct ordma_pool *pool)
 {
 	lockdep_assert_held(&pool->lock);
-	if (list_empty(&pool->waiters))
-		return false;
-	list_splice_init(&pool->waiters, woken);
-	return true;
-}
-
-/* Call the waiters on @woken; called without pool->lock. */
-static void ordma_pool_call_waiters(struct ordma_pool *pool,
-				    struct list_head *woken)
-{
-	struct ordma_pool_waiter *w;
-	unsigned long flags;
-
-	rcu_read_lock();
-	spin_lock_irqsave(&pool->lock, flags);
-	while (!list_empty(woken)) {
-		w = list_first_entry(woken, struct ordma_pool_waiter, node);
-		/* Off every list first, so that @fn may wait again. */
-		list_del_init(&w->node);
-		spin_unlock_irqrestore(&pool->lock, flags);
-		w->fn(w);
-		spin_lock_irqsave(&pool->lock, flags);
-	}
-	spin_unlock_irqrestore(&pool->lock, flags);
-	rcu_read_unlock();
+	/* Additions hold pool->lock: no barrier needed to see them. */
+	return waitqueue_active(&pool->waiters);
 }
 
 /**
@@ -282,7 +261,7 @@ int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev)
 	pool->odev = odev;
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->free);
-	INIT_LIST_HEAD(&pool->waiters);
+	init_waitqueue_head(&pool->waiters);
 	pool->chunk_bytes = ordma_chunk_bytes;
 	pool->quota = ordma_chan_quota;
 	target = max_t(u64, div_u64(ordma_pool_bytes, ordma_chunk_bytes), 1);
@@ -317,7 +296,8 @@ void ordma_pool_destroy(struct ordma_pool *pool)
 
 	spin_lock_irq(&pool->lock);
 	WARN_ON_ONCE(pool->chunks_free != pool->chunks_total);
-	WARN_ON_ONCE(!list_empty(&pool->waiters));
+	/* Every channel of the device is gone, and cancelled its wait. */
+	WARN_ON_ONCE(waitqueue_active(&pool->waiters));
 	list_splice_init(&pool->free, &chunks);
 	pool->chunks_total -= pool->chunks_free;
 	pool->chunks_free = 0;
@@ -379,7 +359,6 @@ void ordma_chunk_put(struct ordma_chunk *chunk)
 {
 	struct ordma_pool *pool = chunk->pool;
 	unsigned long flags;
-	LIST_HEAD(woken);
 	bool release, wake;
 
 	atomic_dec(chunk->held);
@@ -394,33 +373,34 @@ void ordma_chunk_put(struct ordma_chunk *chunk)
 		list_add(&chunk->node, &pool->free);
 		pool->chunks_free++;
 	}
-	wake = ordma_pool_take_waiters(pool, &woken);
+	wake = ordma_pool_has_waiters(pool);
 	spin_unlock_irqrestore(&pool->lock, flags);
 
 	if (release)
 		ordma_chunk_free(pool, chunk);
 	if (wake)
-		ordma_pool_call_waiters(pool, &woken);
+		wake_up_all(&pool->waiters);
 }
 
 /**
  * ordma_pool_wait() - ask to be called back when a chunk comes back
  * @pool: the pool
- * @w: the waiter, with @w->fn set and @w->node initialized; it stays
- *	registered until it is called or cancelled
+ * @w: the waiter, made with init_waitqueue_func_entry(); its function
+ *	takes @w off the queue (list_del_init()) before anything else, and
+ *	must not sleep
  * @held: the holder's count of chunks
  *
  * Called after ordma_chunk_get() failed. If a chunk has become available for
  * this holder since, returns false and the caller retries at once. Otherwise
  * queues @w (once: a queued waiter is not queued again) and counts the wait
- * in alloc_waits; @w->fn is called at the next ordma_chunk_put() or pool
+ * in alloc_waits; @w's function is called at the next ordma_chunk_put() or pool
  * reconfiguration, whether or not a chunk is then available to this holder,
  * so the callback retries and may wait again.
  *
  * Context: any context except NMI.
  * Return: true if @w is queued, false if the caller should retry now.
  */
-bool ordma_pool_wait(struct ordma_pool *pool, struct ordma_pool_waiter *w,
+bool ordma_pool_wait(struct ordma_pool *pool, struct wait_queue_entry *w,
 		     atomic_t *held)
 {
 	unsigned long flags;
@@ -429,10 +409,12 @@ bool ordma_pool_wait(struct ordma_pool *pool, struct ordma_pool_waiter *w,
 	spin_lock_irqsave(&pool->lock, flags);
 	if (!list_empty(&pool->free) && atomic_read(held) < pool->quota)
 		goto out;
-	if (list_empty(&w->node)) {
-		list_add_tail(&w->node, &pool->waiters);
+	spin_lock(&pool->waiters.lock);
+	if (list_empty(&w->entry)) {
+		__add_wait_queue_entry_tail(&pool->waiters, w);
 		pool->alloc_waits++;
 	}
+	spin_unlock(&pool->waiters.lock);
 	queued = true;
 out:
 	spin_unlock_irqrestore(&pool->lock, flags);
@@ -444,21 +426,111 @@ out:
  * @pool: the pool @w waits on
  * @w: the waiter
  *
- * After this, the pool does not start a call of @w->fn; a call started just
- * before may still be running on another CPU. Wait for it with
- * synchronize_rcu() (or free @w with kfree_rcu()) before freeing @w.
+ * After this, no call of @w's function is running or to come: @w may be
+ * freed.
  *
  * Context: any context except NMI.
  */
 void ordma_pool_cancel_wait(struct ordma_pool *pool,
-			    struct ordma_pool_waiter *w)
+			    struct wait_queue_entry *w)
 {
 	unsigned long flags;
 
+	spin_lock_irqsave(&pool->waiters.lock, flags);
+	if (!list_empty(&w->entry))
+		list_del_init(&w->entry);
+	spin_unlock_irqrestore(&pool->waiters.lock, flags);
+}
+
+/*
+ * Readings of a pool for the data path's heuristics (how many receive
+ * buffers to keep posted): without the lock, as a hint that may be stale.
+ */
+
+/**
+ * ordma_pool_quota() - chunks one holder may hold, a hint
+ * @pool: the pool
+ *
+ * Return: chan_quota_chunks.
+ */
+u32 ordma_pool_quota(struct ordma_pool *pool)
+{
+	return READ_ONCE(pool->quota);
+}
+
+/**
+ * ordma_pool_target() - chunks the pool is sized for, a hint
+ * @pool: the pool
+ *
+ * Return: pool_bytes / chunk_bytes.
+ */
+u32 ordma_pool_target(struct ordma_pool *pool)
+{
+	return READ_ONCE(pool->target_chunks);
+}
+
+/**
+ * ordma_pool_plenty() - is more than half of the pool free? A hint
+ * @pool: the pool
+ *
+ * Return: true if so.
+ */
+bool ordma_pool_plenty(struct ordma_pool *pool)
+{
+	return READ_ONCE(pool->chunks_free) > READ_ONCE(pool->chunks_total) / 2;
+}
+
+/**
+ * ordma_pool_has_free() - is a chunk free now?
+ * @pool: the pool
+ *
+ * Return: true if so.
+ */
+bool ordma_pool_has_free(struct ordma_pool *pool)
+{
+	unsigned long flags;
+	bool room;
+
 	spin_lock_irqsave(&pool->lock, flags);
-	if (!list_empty(&w->node))
-		list_del_init(&w->node);
+	room = pool->chunks_free > 0;
 	spin_unlock_irqrestore(&pool->lock, flags);
+	return room;
+}
+
+/**
+ * ordma_pool_has_room() - could a holder get a chunk now?
+ * @pool: the pool
+ * @held: the holder's count of chunks
+ *
+ * Return: true if a chunk is free and the holder is below its quota.
+ */
+bool ordma_pool_has_room(struct ordma_pool *pool, atomic_t *held)
+{
+	unsigned long flags;
+	bool room;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	room = pool->chunks_free &&
+	       (u32)atomic_read(held) < pool->quota;
+	spin_unlock_irqrestore(&pool->lock, flags);
+	return room;
+}
+
+/**
+ * ordma_pool_chunk_bytes() - payload size of the chunks made from now on
+ * @pool: the pool
+ *
+ * Return: chunk_bytes.
+ */
+u32 ordma_pool_chunk_bytes(struct ordma_pool *pool)
+{
+	unsigned long flags;
+	u32 bytes;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	bytes = pool->chunk_bytes;
+	spin_unlock_irqrestore(&pool->lock, flags);
+	return bytes;
 }
 
 /**
@@ -479,7 +551,6 @@ int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
 {
 	u32 target, old_target, n = 0;
 	LIST_HEAD(chunks);
-	LIST_HEAD(woken);
 	bool wake;
 	int ret = 0;
 
@@ -514,10 +585,10 @@ int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
 		pool->target_chunks = old_target;
 	else
 		ordma_pool_add_free(pool, &chunks, n);
-	wake = !ret && ordma_pool_take_waiters(pool, &woken);
+	wake = !ret && ordma_pool_has_waiters(pool);
 	spin_unlock_irq(&pool->lock);
 	if (wake)
-		ordma_pool_call_waiters(pool, &woken);
+		wake_up_all(&pool->waiters);
 out:
 	mutex_unlock(&ordma_pool_cfg_lock);
 	return ret;
@@ -541,7 +612,6 @@ int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
 {
 	LIST_HEAD(chunks);
 	LIST_HEAD(old);
-	LIST_HEAD(woken);
 	bool unchanged, wake = false;
 	u64 pool_bytes;
 	u32 target;
@@ -578,7 +648,7 @@ int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
 		pool->target_chunks = target;
 		pool->chunks_total = target;
 		pool->chunks_free = target;
-		wake = ordma_pool_take_waiters(pool, &woken);
+		wake = ordma_pool_has_waiters(pool);
 	}
 	spin_unlock_irq(&pool->lock);
 
@@ -586,7 +656,7 @@ int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
 	ordma_chunks_free(pool, &old);
 	ordma_chunks_free(pool, &chunks);
 	if (wake)
-		ordma_pool_call_waiters(pool, &woken);
+		wake_up_all(&pool->waiters);
 out:
 	mutex_unlock(&ordma_pool_cfg_lock);
 	return ret;
@@ -606,7 +676,6 @@ out:
 int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks)
 {
 	unsigned long flags;
-	LIST_HEAD(woken);
 	bool wake;
 
 	if (!ordma_quota_valid(chunks))
@@ -614,9 +683,9 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks)
 
 	spin_lock_irqsave(&pool->lock, flags);
 	pool->quota = chunks;
-	wake = ordma_pool_take_waiters(pool, &woken);
+	wake = ordma_pool_has_waiters(pool);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	if (wake)
-		ordma_pool_call_waiters(pool, &woken);
+		wake_up_all(&pool->waiters);
 	return 0;
 }

@@ -29,7 +29,8 @@
  * ENTER with -EINVAL, and a CQ head that leaves no sane room makes the ring
  * count as full (completions are held back, not written over). Every entry
  * is copied field by field into kernel memory before it is looked at, and
- * goes through the same checks as ORDMA_IOC_SUBMIT (ordma_file_submit()),
+ * goes through the same checks as ORDMA_IOC_SUBMIT (ordma_file_submit(),
+ * submit.c, which hands ordma_ring_submit() the function that starts one),
  * which reach only the file's own channels and the caller's own memory.
  *
  * Locking. ring->submit_lock (a mutex) serialises ENTERs taking entries from
@@ -48,7 +49,7 @@
 #include <linux/log2.h>
 #include <linux/sched/signal.h>
 
-#include "ordma.h"
+#include "file.h"
 #include "ring_idx.h"
 
 /*
@@ -110,6 +111,18 @@ struct ordma_ring *ordma_file_ring(struct ordma_file *ofile)
 {
 	/* Pairs with the release in ordma_ring_setup(): fields initialised. */
 	return smp_load_acquire(&ofile->ring);
+}
+
+/**
+ * ordma_reqs_free() - free requests whose completion was delivered
+ * @list: the requests, linked by their node
+ */
+void ordma_reqs_free(struct list_head *list)
+{
+	struct ordma_req *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, list, node)
+		kfree(op);
 }
 
 /* ---- completions ----------------------------------------------------------- */
@@ -200,8 +213,14 @@ void ordma_ring_complete(struct ordma_file *ofile, struct ordma_ring *ring,
 	}
 }
 
-/* Flush held-back completions; true if none is held back any more. */
-static bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
+/**
+ * ordma_ring_flush() - move held-back completions into the CQ ring
+ * @ofile: the file
+ * @ring: its rings
+ *
+ * Return: true if none is held back any more.
+ */
+bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
 {
 	LIST_HEAD(done);
 	bool empty;
@@ -213,8 +232,14 @@ static bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
 	return empty;
 }
 
-/* Completions in the ring or held back: what a waiter can count on. */
-static u32 ordma_ring_ready(struct ordma_file *ofile, struct ordma_ring *ring)
+/**
+ * ordma_ring_ready() - completions a waiter can count on
+ * @ofile: the file
+ * @ring: its rings
+ *
+ * Return: completions in the CQ ring or held back.
+ */
+u32 ordma_ring_ready(struct ordma_file *ofile, struct ordma_ring *ring)
 {
 	return ring->cq_entries -
 	       ordma_ring_cq_room(ring, READ_ONCE(ring->cq_tail)) +
@@ -241,30 +266,6 @@ static bool ordma_ring_transient(int err)
 	return err == -EAGAIN || err == -ENOMEM;
 }
 
-/* Start one entry, copied out of the ring; errors are the entry's. */
-static int ordma_ring_submit_one(struct ordma_file *ofile,
-				 const struct ordma_ring_sqe *sqe)
-{
-	struct ordma_submit cmd = {
-		.op = sqe->op,
-		.chan_id = sqe->chan_id,
-		.addr = sqe->addr,
-		.len = sqe->len,
-		.cookie = sqe->cookie,
-		.token = sqe->token,
-		.offset = sqe->offset,
-	};
-
-	if (sqe->flags & ~(ORDMA_SQE_F_NONBLOCK | ORDMA_SQE_F_NOTIFY) ||
-	    sqe->__reserved)
-		return -EINVAL;
-	if (sqe->flags & ORDMA_SQE_F_NONBLOCK)
-		cmd.flags |= ORDMA_F_NONBLOCK;
-	if (sqe->flags & ORDMA_SQE_F_NOTIFY)
-		cmd.flags |= ORDMA_F_NOTIFY;
-	return ordma_file_submit(ofile, &cmd);
-}
-
 /*
  * Post the error of a refused entry: straight into the CQ ring when nothing
  * is held back and there is room (no allocation; @wake tells ENTER to wake
@@ -278,6 +279,7 @@ static int ordma_ring_post_error(struct ordma_file *ofile,
 {
 	struct ordma_req *op;
 	bool posted = false;
+	LIST_HEAD(done);
 	u32 tail;
 
 	spin_lock_irq(&ofile->cq_lock);
@@ -299,7 +301,12 @@ static int ordma_ring_post_error(struct ordma_file *ofile,
 	op->op = sqe->op;
 	op->chan_id = sqe->chan_id;
 	op->cookie = sqe->cookie;
-	ordma_file_complete(ofile, op, err);
+	op->res = err;
+	spin_lock_irq(&ofile->cq_lock);
+	ordma_ring_complete(ofile, ring, op, &done);
+	spin_unlock_irq(&ofile->cq_lock);
+	ordma_reqs_free(&done);
+	*wake = true;
 	return 0;
 }
 
@@ -317,14 +324,24 @@ static void ordma_ring_read_sqe(const struct ordma_ring_sqe *src,
 	dst->offset = READ_ONCE(src->offset);
 }
 
-/*
- * Take up to @want entries. Stops after an entry that failed (consumed, its
- * error posted as a completion) unless @all, and before one that met a
- * transient error.
+/**
+ * ordma_ring_submit() - take entries off the SQ ring
+ * @ofile: the file
+ * @ring: its rings
+ * @want: most entries to take
+ * @all: go on after an entry that failed
+ * @submit: starts one entry, copied out of the ring (submit.c); its error
+ *	is the entry's
+ *
+ * Stops after an entry that failed (consumed, its error posted as a
+ * completion) unless @all, and before one that met a transient error.
+ *
  * Return: entries consumed, or a negative errno when none was.
  */
-static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
-			     u32 want, bool all)
+int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
+		      u32 want, bool all,
+		      int (*submit)(struct ordma_file *ofile,
+				    const struct ordma_ring_sqe *sqe))
 {
 	u32 avail, tail, slot, n = 0;
 	struct ordma_ring_sqe sqe;
@@ -348,7 +365,7 @@ static int ordma_ring_submit(struct ordma_file *ofile, struct ordma_ring *ring,
 	while (n < want) {
 		slot = ordma_ring_slot(ring->sq_head, ring->sq_entries);
 		ordma_ring_read_sqe(&ring->sqes[slot], &sqe);
-		ret = ordma_ring_submit_one(ofile, &sqe);
+		ret = submit(ofile, &sqe);
 		if (ordma_ring_transient(ret))
 			break;
 		/*
@@ -374,57 +391,15 @@ out:
 	return n ? n : ret;
 }
 
-static bool ordma_ring_has(struct ordma_file *ofile, void *want)
-{
-	return ordma_ring_ready(ofile, ordma_file_ring(ofile)) >= *(u32 *)want;
-}
-
 /**
- * ordma_ring_enter() - ORDMA_IOC_RING_ENTER
- * @ofile: the file
- * @cmd: the caller's struct, copied in
+ * ordma_ring_cq_entries() - size of the CQ ring
+ * @ring: the rings
  *
- * Return: 0 or a negative errno (see the uapi header).
+ * Return: its entries.
  */
-int ordma_ring_enter(struct ordma_file *ofile, struct ordma_ring_enter *cmd)
+u32 ordma_ring_cq_entries(struct ordma_ring *ring)
 {
-	struct ordma_ring *ring = ordma_file_ring(ofile);
-	u32 want = cmd->min_complete;
-	long timeout, left;
-	int n = 0;
-
-	if (cmd->flags & ~ORDMA_ENTER_F_SUBMIT_ALL)
-		return -EINVAL;
-	if (!ring)
-		return -ENXIO;
-	if (current->mm != ofile->mm)
-		return -EPERM;
-	if (want > ring->cq_entries)
-		return -EINVAL;
-
-	if (cmd->to_submit) {
-		n = ordma_ring_submit(ofile, ring, cmd->to_submit,
-				      cmd->flags & ORDMA_ENTER_F_SUBMIT_ALL);
-		if (n < 0)
-			return n;
-	} else {
-		ordma_ring_flush(ofile, ring);
-	}
-	cmd->out_submitted = n;
-	if (!want)
-		return 0;
-
-	timeout = ordma_wait_jiffies(cmd->timeout_ms);
-	left = ordma_file_wait(ofile, ordma_ring_has, &want, timeout);
-	/* Whatever ended the wait, move what waits to the ring. */
-	ordma_ring_flush(ofile, ring);
-	if (n)
-		return 0;
-	if (left < 0)
-		return -EINTR;
-	if (!left && !ordma_ring_ready(ofile, ring))
-		return -ETIMEDOUT;
-	return 0;
+	return ring->cq_entries;
 }
 
 /* ---- set-up, mmap, teardown ---------------------------------------------------- */

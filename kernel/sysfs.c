@@ -131,7 +131,7 @@ static ssize_t mode_show(struct device *dev, struct device_attribute *attr,
 static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 			  const char *buf, size_t count)
 {
-	int mode = ordma_mode_parse(buf, count);
+	int mode = sysfs_match_string(ordma_mode_names, buf);
 
 	if (mode < 0)
 		return mode;

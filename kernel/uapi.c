@@ -19,7 +19,7 @@
 #include <linux/in6.h>
 #include <uapi/linux/ordma.h>
 
-#include "chan.h"
+#include "entry.h"
 
 /* Most completions one ORDMA_IOC_WAIT returns. */
 #define ORDMA_WAIT_MAX	1024
@@ -134,34 +134,6 @@ static void ordma_sockaddr_to_addr(const struct sockaddr *sa,
 	}
 }
 
-/* Look up an object of @kind by id, with a reference. */
-static struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
-				       enum ordma_chan_kind kind)
-{
-	struct ordma_obj *obj;
-
-	xa_lock(&ofile->objs);
-	obj = xa_load(&ofile->objs, id);
-	if (obj && obj->kind == kind) {
-		if (kind == ORDMA_KIND_CHAN)
-			ordma_chan_get((struct ordma_chan *)obj);
-		else
-			ordma_listener_get((struct ordma_listener *)obj);
-	} else {
-		obj = NULL;
-	}
-	xa_unlock(&ofile->objs);
-	return obj;
-}
-
-static void ordma_obj_put(struct ordma_obj *obj)
-{
-	if (obj->kind == ORDMA_KIND_CHAN)
-		ordma_chan_put((struct ordma_chan *)obj);
-	else
-		ordma_listener_put((struct ordma_listener *)obj);
-}
-
 /* Give a new object an id in the file; the file keeps our reference. */
 static int ordma_obj_install(struct ordma_file *ofile, struct ordma_obj *obj,
 			     u32 *id)
@@ -174,15 +146,6 @@ static int ordma_obj_install(struct ordma_file *ofile, struct ordma_obj *obj,
 		return ret;
 	}
 	obj->id = *id;
-	return 0;
-}
-
-static int ordma_check_range(u64 addr, u64 len)
-{
-	if (!len || len > ORDMA_MAX_LEN)
-		return -EINVAL;
-	if (addr + len < addr)
-		return -EOVERFLOW;
 	return 0;
 }
 
@@ -262,77 +225,6 @@ static int ordma_ioc_close(struct ordma_file *ofile, void *arg)
 	return 0;
 }
 
-/**
- * ordma_file_submit() - check and start one operation
- * @ofile: the file
- * @cmd: the operation, as ORDMA_IOC_SUBMIT takes it (size ignored)
- *
- * The one path every submission takes, the ioctl's and the SQ ring's.
- *
- * Return: 0 (the operation is the channel's now), or a negative errno.
- */
-int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
-{
-	struct ordma_req *op;
-	struct ordma_chan *chan;
-	struct ordma_obj *obj;
-	bool to_user;
-	int ret;
-
-	if (cmd->flags & ~(ORDMA_F_NONBLOCK | ORDMA_F_NOTIFY))
-		return -EINVAL;
-	if ((cmd->flags & ORDMA_F_NOTIFY) && cmd->op != ORDMA_OP_WRITE)
-		return -EINVAL;
-	switch (cmd->op) {
-	case ORDMA_OP_SEND:
-	case ORDMA_OP_RECV:
-		if (cmd->token || cmd->offset)
-			return -EINVAL;
-		break;
-	case ORDMA_OP_WRITE:
-	case ORDMA_OP_READ:
-		/* The window's side checks offset and length. */
-		break;
-	default:
-		return -EINVAL;
-	}
-	ret = ordma_check_range(cmd->addr, cmd->len);
-	if (ret)
-		return ret;
-	if (current->mm != ofile->mm)
-		return -EPERM;
-
-	obj = ordma_obj_get(ofile, cmd->chan_id, ORDMA_KIND_CHAN);
-	if (!obj)
-		return -ENOENT;
-	chan = (struct ordma_chan *)obj;
-
-	to_user = cmd->op == ORDMA_OP_RECV || cmd->op == ORDMA_OP_READ;
-	ret = ordma_check_user_range(ofile->mm, cmd->addr, cmd->len, to_user);
-	if (ret)
-		goto out;
-
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
-	if (!op) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	op->op = cmd->op;
-	op->chan_id = cmd->chan_id;
-	op->addr = cmd->addr;
-	op->len = cmd->len;
-	op->cookie = cmd->cookie;
-	op->token = cmd->token;
-	op->offset = cmd->offset;
-	op->notify = cmd->flags & ORDMA_F_NOTIFY;
-	ret = ordma_chan_submit(chan, op, cmd->flags & ORDMA_F_NONBLOCK);
-	if (ret)
-		kfree(op);
-out:
-	ordma_obj_put(obj);
-	return ret;
-}
-
 static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
 {
 	return ordma_file_submit(ofile, arg);
@@ -347,11 +239,9 @@ static int ordma_ioc_expose(struct ordma_file *ofile, void *arg)
 	    cmd->access & ~(ORDMA_ACCESS_REMOTE_READ |
 			    ORDMA_ACCESS_REMOTE_WRITE))
 		return -EINVAL;
-	ret = ordma_check_range(cmd->addr, cmd->len);
+	ret = ordma_file_check_buf(ofile, cmd->addr, cmd->len);
 	if (ret)
 		return ret;
-	if (current->mm != ofile->mm)
-		return -EPERM;
 	ret = ordma_check_user_range(ofile->mm, cmd->addr, cmd->len,
 				     cmd->access & ORDMA_ACCESS_REMOTE_WRITE);
 	if (ret)
@@ -366,7 +256,7 @@ static int ordma_ioc_unexpose(struct ordma_file *ofile, void *arg)
 
 	if (cmd->flags)
 		return -EINVAL;
-	return ordma_file_unexpose(ofile, cmd->token);
+	return ordma_window_unexpose(ofile, cmd->token);
 }
 
 /*
@@ -477,7 +367,7 @@ static int ordma_ioc_ring_setup(struct ordma_file *ofile, void *arg)
 
 static int ordma_ioc_ring_enter(struct ordma_file *ofile, void *arg)
 {
-	return ordma_ring_enter(ofile, arg);
+	return ordma_submit_ring_enter(ofile, arg);
 }
 
 /* ---- dispatch --------------------------------------------------------------- */

@@ -207,4 +207,9 @@ struct ordma_wire_hdr {
 	__le32 credits;
 };
 
+/* wire.c */
+void ordma_hdr_start(struct ordma_wire_hdr *hdr, u8 opcode, u16 flags);
+bool ordma_wire_payload_class(const struct ordma_wire_hdr *hdr);
+bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr);
+
 #endif /* _ORDMA_WIRE_H */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The operations of a channel: how submitted ones join the channel's
+ * queues, how they complete, how their buffers are planned into registered
+ * segments, and the receiver's offers a sending operation holds. Runs
+ * under chan->run.
+ */
+#include <linux/slab.h>
+
+#include "xfer.h"
+
+/* Give back the segments of @op no send uses any more, up to @upto. */
+void ordma_op_put_segs(struct ordma_chan *chan, struct ordma_req *op,
+		       u64 upto)
+{
+	struct ordma_seg *seg, *tmp;
+
+	ordma_chan_assert_run(chan);
+	if (!op->planned)
+		return;
+	list_for_each_entry_safe(seg, tmp, &op->segs, op_node) {
+		if (seg->off + seg->len > upto || seg->sends)
+			break;
+		list_del_init(&seg->op_node);
+		ordma_seg_put(chan, seg);
+	}
+}
+
+void ordma_op_free_places(struct ordma_req *op)
+{
+	struct ordma_place *pl, *tmp;
+
+	list_for_each_entry_safe(pl, tmp, &op->places, node) {
+		list_del(&pl->node);
+		kfree(pl);
+	}
+}
+
+void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
+		       s64 res)
+{
+	ordma_chan_assert_run(chan);
+
+	ordma_op_put_segs(chan, op, U64_MAX);
+	if (op->op == ORDMA_OP_SEND || op->op == ORDMA_OP_WRITE)
+		ordma_op_free_places(op);
+	list_del_init(&op->node);
+	atomic64_inc(&chan->ops);
+	atomic64_inc(&chan->odev->ops);
+	if (res < 0) {
+		atomic64_inc(&chan->errors);
+		atomic64_inc(&chan->odev->errors);
+	}
+	atomic64_dec(&chan->inflight);
+	ordma_file_complete(chan->ofile, op, res);
+}
+
+struct ordma_req *ordma_op_find(struct list_head *q, u64 op_id)
+{
+	struct ordma_req *op;
+
+	list_for_each_entry(op, q, node)
+		if (op->op_id == op_id)
+			return op;
+	return NULL;
+}
+
+/*
+ * Take an offer for message @op (started, @op->op_id set) if it fits the
+ * receive buffer; pieces never go past the message's end, whatever the
+ * range. Consumes @pl.
+ */
+void ordma_op_take_place(struct ordma_req *op, struct ordma_place *pl)
+{
+	if (op->len > pl->buf_len || pl->off >= op->len) {
+		kfree(pl);
+		return;
+	}
+	op->offer_end = max(op->offer_end, pl->off + pl->len);
+	list_add_tail(&pl->node, &op->places);
+}
+
+/* Offers we hold for @op or for messages not started; ranges sent past go. */
+u32 ordma_places_prune(struct list_head *places, u64 posted)
+{
+	struct ordma_place *pl, *tmp;
+	u32 n = 0;
+
+	list_for_each_entry_safe(pl, tmp, places, node) {
+		if (pl->off + pl->len <= posted) {
+			list_del(&pl->node);
+			kfree(pl);
+		} else {
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Plan @op's buffer of @total bytes with the device's cost model (in mode
+ * copy, or when the channel cannot register, everything is copied): sets
+ * the segment sizes; returns the mode it planned in.
+ */
+int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
+		  u64 total, struct ordma_plan *plan)
+{
+	struct ordma_dev *odev = chan->odev;
+	int mode = READ_ONCE(odev->mode);
+
+	ordma_chan_assert_run(chan);
+	op->planned = true;
+	plan->copy_len = total;
+	plan->seg_first = 0;
+	plan->seg_max = 0;
+	if (chan->nsegs_max && mode != ORDMA_MODE_COPY) {
+		spin_lock(&odev->model_lock);
+		ordma_plan_make(&odev->model, mode, op->addr, total,
+				chan->seg_cap, PAGE_SHIFT, plan);
+		spin_unlock(&odev->model_lock);
+	}
+	op->seg_len = plan->seg_first;
+	op->seg_max = clamp_t(u64, plan->seg_max, PAGE_SIZE, chan->seg_cap);
+	return mode;
+}
+
+/*
+ * Ask for the next segments of @op's buffer that start below @upto, none
+ * past @total, as many as the channel has slots: sources for a SEND or
+ * WRITE, destinations (offered to the sender once registered) for a RECV.
+ * Later segments start on a page boundary.
+ */
+void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
+		       u64 upto, u64 total, bool write)
+{
+	u64 start, end, last = op->addr + total;
+	struct ordma_seg *seg;
+
+	ordma_chan_assert_run(chan);
+	if (!op->seg_len)
+		return;
+	while (op->seg_next < min(upto, total)) {
+		start = op->addr + op->seg_next;
+		end = start + min3(op->seg_len, total - op->seg_next,
+				   chan->seg_cap - offset_in_page(start));
+		if (end < last && (end & PAGE_MASK) > start)
+			end &= PAGE_MASK;
+		end = ordma_seg_end(start, end);
+		seg = ordma_seg_queue(chan, start, end - start, write,
+				      write && op->op == ORDMA_OP_WRITE ?
+				      op->token : 0);
+		if (!seg)
+			return;
+		seg->off = op->seg_next;
+		seg->msg_id = op->op_id;
+		seg->buf_len = op->len;
+		list_add_tail(&seg->op_node, &op->segs);
+		op->seg_next += end - start;
+		op->seg_len = min(op->seg_len * 2, op->seg_max);
+	}
+}
+
+/*
+ * Plan a RECV's buffer like a send, for @total bytes of which @first are in
+ * hand: destination segments from the next page boundary past the
+ * planner's copied prefix (what arrives through chunks before registration
+ * can help) and past @first; those that start within @ahead bytes from
+ * there are asked for now, whole.
+ */
+void ordma_rx_plan_from(struct ordma_chan *chan, struct ordma_req *op,
+			u64 total, u64 first, u64 ahead)
+{
+	struct ordma_plan plan;
+	u64 start;
+
+	ordma_chan_assert_run(chan);
+	ordma_op_plan(chan, op, total, &plan);
+	if (!op->seg_len)
+		return;
+	start = max(plan.copy_len, first);
+	start = PAGE_ALIGN(op->addr + start) - op->addr;
+	/* Never the bytes before @start, now or when more are asked for. */
+	op->seg_next = min(start, total);
+	start = op->seg_next + min(total - op->seg_next, ahead);
+	ordma_op_ask_segs(chan, op, start, total, true);
+}
+
+/* Is [@off, @off + @n) of @op's message inside a range we offered? */
+bool ordma_rx_offered(struct ordma_req *op, u64 off, u64 n)
+{
+	struct ordma_seg *seg;
+
+	if (!op->planned)
+		return false;
+	list_for_each_entry(seg, &op->segs, op_node)
+		if (seg->offered && off >= seg->off &&
+		    off - seg->off <= seg->len && n <= seg->len - (off - seg->off))
+			return true;
+	return false;
+}
+
+struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
+{
+	struct ordma_seg *seg;
+
+	list_for_each_entry(seg, &op->segs, op_node)
+		if (off >= seg->off && off - seg->off < seg->len)
+			return seg;
+	return NULL;
+}
+
+static void ordma_queue_read_req(struct ordma_chan *chan,
+				 struct ordma_req *op)
+{
+	struct ordma_wire_hdr req = {};
+
+	ordma_chan_assert_run(chan);
+	req.token = cpu_to_le64(op->token);
+	req.base = cpu_to_le64(op->offset);
+	req.total_len = cpu_to_le64(op->len);
+	ordma_ctrl_queue(chan, ORDMA_WIRE_READ_REQ, op->op_id, 0, &req);
+}
+
+void ordma_xfer_take_submitted(struct ordma_chan *chan,
+			       struct list_head *sub)
+{
+	struct ordma_req *op, *tmp;
+
+	ordma_chan_assert_run(chan);
+	list_for_each_entry_safe(op, tmp, sub, node) {
+		list_del(&op->node);
+		switch (op->op) {
+		case ORDMA_OP_SEND:
+			INIT_LIST_HEAD(&op->segs);
+			INIT_LIST_HEAD(&op->places);
+			list_add_tail(&op->node, &chan->sendq);
+			break;
+		case ORDMA_OP_RECV:
+			INIT_LIST_HEAD(&op->segs);
+			list_add_tail(&op->node, &chan->recvq);
+			break;
+		case ORDMA_OP_WRITE:
+			INIT_LIST_HEAD(&op->segs);
+			INIT_LIST_HEAD(&op->places);
+			op->op_id = chan->next_op_id++;
+			list_add_tail(&op->node, &chan->writeq);
+			break;
+		case ORDMA_OP_READ:
+			op->op_id = chan->next_op_id++;
+			list_add_tail(&op->node, &chan->readq);
+			ordma_queue_read_req(chan, op);
+			break;
+		}
+	}
+}
+
+void ordma_fail_queue(struct ordma_chan *chan, struct list_head *q,
+		      int err)
+{
+	struct ordma_req *op, *tmp;
+
+	ordma_chan_assert_run(chan);
+	list_for_each_entry_safe(op, tmp, q, node) {
+		if (op->inflight) {
+			/* Completes when its last chunk comes back. */
+			op->posted = op->len;
+			if (!op->res)
+				op->res = err;
+			continue;
+		}
+		ordma_op_complete(chan, op, op->res ? op->res : err);
+	}
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Work requests of a channel: its receive ring, posting sends, credits,
+ * the control messages waiting for a send slot, and the completion
+ * handlers. The lowest layer of the data path: it knows chunks, headers
+ * and counts, not what an operation is doing.
+ *
+ * Completion handlers run in softirq: they only append to chan->done under
+ * chan->lock and kick the channel. Everything else here runs under
+ * chan->run (the fields marked "worker" in chan.h).
+ *
+ * Chunk budget of a channel: at most quota / 2 (at least 1) chunks for
+ * receiving and the rest of the quota for sending, so a flood in one
+ * direction cannot starve the other. Receive chunks are recycled into the
+ * ring once consumed; when the pool has none, the channel registers a pool
+ * waiter and the peer gets no new credits: back-pressure, no loss.
+ *
+ * Credits (wire.h): every header we send carries our receives posted minus
+ * the header-only messages that used one; a message with payload goes out
+ * only while the peer's count is ahead of our tx_credit_sent. Header-only
+ * messages are outside the count: they never wait (RNR retry catches the
+ * rare one that finds no buffer) and never make the peer owe a CREDIT, so
+ * credits can neither deadlock nor ping-pong. Without credits the data path
+ * would live in RNR retry, which costs rdma_rxe a timer tick each time.
+ */
+#include <linux/slab.h>
+
+#include "xfer.h"
+
+/*
+ * The RDMA WRITE of a placed piece is unsignaled: its completion comes only
+ * when it failed (bad remote key or range, retries exhausted). A flush
+ * only follows a QP error that was reported already.
+ */
+static void ordma_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ordma_chan *chan = container_of(wc->wr_cqe, struct ordma_chan,
+					       write_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		ordma_chan_fail(chan, -EIO);
+}
+
+/* A receive completed: hand its chunk to the data path. */
+static void ordma_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ordma_chunk *chunk = container_of(wc->wr_cqe,
+						 struct ordma_chunk, cqe);
+	struct ordma_chan *chan = chunk->owner;
+	unsigned long flags;
+
+	chunk->status = wc->status;
+	chunk->rx_kind = ORDMA_RX_HDR;
+	if (wc->status == IB_WC_SUCCESS) {
+		chunk->len = wc->byte_len;
+		if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+			chunk->rx_kind = ORDMA_RX_WRITE_IMM;
+			chunk->imm = be32_to_cpu(wc->ex.imm_data);
+		} else if (wc->wc_flags & IB_WC_WITH_IMM) {
+			chunk->rx_kind = ORDMA_RX_SEND_IMM;
+			chunk->imm = be32_to_cpu(wc->ex.imm_data);
+		}
+	}
+	spin_lock_irqsave(&chan->lock, flags);
+	list_add_tail(&chunk->node, &chan->done);
+	ordma_chan_kick_locked(chan);
+	spin_unlock_irqrestore(&chan->lock, flags);
+}
+
+/* A send completed: hand its descriptor to the data path. */
+static void ordma_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ordma_tx *tx = container_of(wc->wr_cqe, struct ordma_tx, cqe);
+	struct ordma_chan *chan = tx->chan;
+	unsigned long flags;
+
+	tx->status = wc->status;
+	spin_lock_irqsave(&chan->lock, flags);
+	list_add_tail(&tx->node, &chan->tx_done);
+	ordma_chan_kick_locked(chan);
+	spin_unlock_irqrestore(&chan->lock, flags);
+}
+
+static u32 ordma_quota(struct ordma_chan *chan)
+{
+	return ordma_pool_quota(&chan->odev->pool);
+}
+
+static u32 ordma_rx_cap(struct ordma_chan *chan)
+{
+	return max(1U, ordma_quota(chan) / 2);
+}
+
+static u32 ordma_tx_cap(struct ordma_chan *chan)
+{
+	u32 quota = ordma_quota(chan);
+
+	return max(1U, quota - min(quota, ordma_rx_cap(chan)));
+}
+
+/* A chunk from the pool, or NULL with a pool waiter registered. */
+static struct ordma_chunk *ordma_xfer_get(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+	struct ordma_chunk *chunk;
+
+	ordma_chan_assert_run(chan);
+	for (;;) {
+		chunk = ordma_chunk_get(pool, &chan->held);
+		if (chunk)
+			return chunk;
+		if (ordma_pool_wait(pool, &chan->pool_waiter, &chan->held))
+			return NULL;
+	}
+}
+
+/*
+ * Receive buffers to keep posted: a fair share of the pool among the
+ * channels on the device (a quarter of the pool for receiving), between 1
+ * and ORDMA_RX_DEPTH. Idle rings above the share shrink as messages come.
+ */
+static u32 ordma_rx_target(struct ordma_chan *chan)
+{
+	u32 ends = max(1, atomic_read(&chan->odev->nchans));
+	u32 share = ordma_pool_target(&chan->odev->pool) / (4 * ends);
+
+	return clamp_t(u32, share, 1,
+		       min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan)));
+}
+
+/*
+ * A receive chunk is free again: keep it for the ring or give it back. The
+ * channel always keeps one (reserved when it was set up), so it can always
+ * receive.
+ */
+void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	u32 ring = chan->rx_posted + chan->rx_spare;
+
+	ordma_chan_assert_run(chan);
+	if (ordma_chunk_room(chunk) < chan->rx_size ||
+	    (ring && (ring >= ordma_rx_target(chan) ||
+		      chan->rx_held > ordma_rx_cap(chan) ||
+		      !ordma_pool_plenty(&chan->odev->pool)))) {
+		chan->rx_held--;
+		ordma_chunk_put(chunk);
+		return;
+	}
+	list_add_tail(&chunk->node, &chan->rx_ring);
+	chan->rx_spare++;
+}
+
+static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+	int ret;
+
+	ordma_chan_assert_run(chan);
+	chunk->owner = chan;
+	chunk->cqe.done = ordma_rx_done;
+	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
+				      chan->rx_size, DMA_FROM_DEVICE);
+	sge.addr = chunk->dma;
+	sge.length = chan->rx_size;
+	sge.lkey = chan->odev->pd->local_dma_lkey;
+	wr.wr_cqe = &chunk->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ret = ib_post_recv(chan->qp, &wr, NULL);
+	if (!ret)
+		chan->rx_credit_posted++;
+	return ret;
+}
+
+/* Keep the receive ring full. */
+bool ordma_rx_refill(struct ordma_chan *chan)
+{
+	u32 target = ordma_rx_target(chan);
+	struct ordma_chunk *chunk;
+	bool progress = false;
+
+	ordma_chan_assert_run(chan);
+	while (chan->rx_posted < target) {
+		chunk = list_first_entry_or_null(&chan->rx_ring,
+						 struct ordma_chunk, node);
+		if (chunk) {
+			list_del(&chunk->node);
+			chan->rx_spare--;
+		} else {
+			if (chan->rx_held >= ordma_rx_cap(chan))
+				break;
+			if (chan->rx_posted && !ordma_pool_plenty(&chan->odev->pool))
+				break;
+			chunk = ordma_xfer_get(chan);
+			if (!chunk)
+				break;
+			chan->rx_held++;
+			if (ordma_chunk_room(chunk) < chan->rx_size) {
+				/* chunk_bytes shrank under us: unusable. */
+				chan->rx_held--;
+				ordma_chunk_put(chunk);
+				ordma_chan_fail(chan, -ENOBUFS);
+				break;
+			}
+		}
+		if (ordma_rx_post(chan, chunk)) {
+			ordma_rx_recycle(chan, chunk);
+			ordma_chan_fail(chan, -EIO);
+			break;
+		}
+		chan->rx_posted++;
+		progress = true;
+	}
+	return progress;
+}
+
+/*
+ * Count a received message of @len bytes of payload (of the payload class
+ * if @payload: it used one of the receives we announced).
+ */
+void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len)
+{
+	ordma_chan_assert_run(chan);
+
+	if (payload)
+		chan->rx_credit_used++;
+	else
+		chan->rx_credit_hdr++;
+	atomic64_add(len, &chan->bytes_rx);
+	atomic64_add(len, &chan->odev->bytes_rx);
+}
+
+/* Count @n bytes the peer placed straight into our memory (RDMA WRITE). */
+void ordma_rx_placed(struct ordma_chan *chan, u64 n)
+{
+	atomic64_add(n, &chan->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_rx);
+	atomic64_add(n, &chan->odev->bytes_placed);
+}
+
+void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
+		      int status, const struct ordma_wire_hdr *req)
+{
+	struct ordma_ctrl *c;
+
+	ordma_chan_assert_run(chan);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ordma_chan_fail(chan, -ENOMEM);
+		return;
+	}
+	if (req)
+		c->hdr = *req;
+	c->hdr.version = ORDMA_WIRE_VERSION;
+	c->hdr.opcode = opcode;
+	c->hdr.op_id = cpu_to_le64(op_id);
+	if (status)
+		c->hdr.status = cpu_to_le32(-status);
+	list_add_tail(&c->node, &chan->ctrl);
+}
+
+/* The credit we give the peer: our receives posted for its payload. */
+static u32 ordma_rx_credit(struct ordma_chan *chan)
+{
+	ordma_chan_assert_run(chan);
+
+	return chan->rx_credit_posted - chan->rx_credit_hdr;
+}
+
+/*
+ * Must a CREDIT tell the peer of receives it does not know about yet? When
+ * it is down to its last credit, or has fewer left than we hold back.
+ */
+bool ordma_rx_credit_due(struct ordma_chan *chan)
+{
+	s32 fresh = (s32)(ordma_rx_credit(chan) - chan->rx_credit_told);
+	s32 left = (s32)(chan->rx_credit_told - chan->rx_credit_used);
+
+	ordma_chan_assert_run(chan);
+	return fresh > 0 && (left <= 1 || left <= fresh);
+}
+
+/*
+ * Post one piece as @tx->kind says (enum ordma_tx_kind). Every header
+ * that goes out tells the peer of the receives we posted.
+ */
+int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
+		  struct ordma_req *op)
+{
+	struct ordma_chunk *chunk = tx->chunk;
+	struct ordma_wire_hdr *hdr = chunk->buf;
+	u32 lkey = chan->odev->pd->local_dma_lkey;
+	u32 plen = chunk->len - ORDMA_HDR_LEN;
+	struct ordma_seg *seg = tx->seg;
+	struct ib_send_wr wr = {}, *first = &wr;
+	struct ib_rdma_wr wwr = {};
+	struct ib_sge sge[2], pay;
+	int ret;
+
+	ordma_chan_assert_run(chan);
+	tx->op = op;
+	if (tx->kind == ORDMA_TX_SEND || tx->kind == ORDMA_TX_PLACED) {
+		chan->rx_credit_told = ordma_rx_credit(chan);
+		hdr->credits = cpu_to_le32(chan->rx_credit_told);
+	}
+	/* The payload: behind the header in the chunk, or in a segment. */
+	if (seg) {
+		pay.addr = seg->mr->iova + tx->seg_off;
+		pay.lkey = seg->mr->lkey;
+	} else {
+		pay.addr = chunk->dma + ORDMA_HDR_LEN;
+		pay.lkey = lkey;
+	}
+	pay.length = plen;
+	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
+				      seg ? ORDMA_HDR_LEN : chunk->len,
+				      DMA_TO_DEVICE);
+	sge[0].addr = chunk->dma;
+	sge[0].lkey = lkey;
+	sge[0].length = ORDMA_HDR_LEN;
+	wr.wr_cqe = &tx->cqe;
+	wr.sg_list = sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wwr.wr.opcode = IB_WR_RDMA_WRITE;
+	wwr.wr.sg_list = &pay;
+	wwr.wr.num_sge = 1;
+	wwr.remote_addr = tx->raddr;
+	wwr.rkey = tx->rkey;
+
+	switch (tx->kind) {
+	case ORDMA_TX_SEND:
+		if (!seg)
+			sge[0].length = chunk->len;
+		else if (plen)
+			sge[wr.num_sge++] = pay;
+		break;
+	case ORDMA_TX_SEND_IMM:
+		/* The immediate says what the header would. */
+		sge[0] = pay;
+		wr.opcode = IB_WR_SEND_WITH_IMM;
+		wr.ex.imm_data = cpu_to_be32(ORDMA_WIRE_IMM_MSG);
+		break;
+	case ORDMA_TX_PLACED:
+		/* Done when the SEND after it completes. */
+		wwr.wr.wr_cqe = &chan->write_cqe;
+		wwr.wr.next = &wr;
+		first = &wwr.wr;
+		break;
+	case ORDMA_TX_WRITE_IMM:
+		/* The header stays here; the immediate says what it would. */
+		wwr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+		wwr.wr.ex.imm_data = cpu_to_be32(ORDMA_WIRE_IMM_STANDING |
+			(hdr->flags & cpu_to_le16(ORDMA_WIRE_F_NOTIFY) ?
+			 ORDMA_WIRE_IMM_NOTIFY : 0));
+		fallthrough;
+	case ORDMA_TX_WRITE:
+		wwr.wr.wr_cqe = &tx->cqe;
+		wwr.wr.send_flags = IB_SEND_SIGNALED;
+		first = &wwr.wr;
+		break;
+	}
+	/*
+	 * rdma_rxe (6.1) runs a kernel QP's send queue in a tasklet: posted
+	 * from a task, that wakes ksoftirqd and switches to it. With bottom
+	 * halves off the tasklet runs when they come back on, here, as rxe
+	 * runs a user QP's in the post system call. Other drivers do nothing
+	 * in softirq on a post.
+	 */
+	local_bh_disable();
+	ret = ib_post_send(chan->qp, first, NULL);
+	local_bh_enable();
+	if (ret)
+		return ret;
+	if (tx->kind != ORDMA_TX_WRITE && ordma_wire_payload_class(hdr))
+		chan->tx_credit_sent++;
+	if (op && tx->kind != ORDMA_TX_WRITE && tx->kind != ORDMA_TX_WRITE_IMM)
+		op->announced = true;
+	if (!chan->tx_posted++) {
+		/* The queue gets busy: a new wire window. */
+		chan->tx_mark = ordma_now();
+		chan->tx_bytes = 0;
+	}
+	if (op) {
+		op->inflight++;
+		atomic64_add(plen, seg ? &chan->odev->bytes_zerocopy :
+				   &chan->odev->bytes_copied);
+	}
+	if (seg)
+		seg->sends++;
+	atomic64_add(plen, &chan->bytes_tx);
+	atomic64_add(plen, &chan->odev->bytes_tx);
+	return 0;
+}
+
+u32 ordma_payload_max(struct ordma_chan *chan, struct ordma_chunk *chunk)
+{
+	return min(ordma_chunk_room(chunk), chan->peer_rx_size) - ORDMA_HDR_LEN;
+}
+
+/*
+ * A send descriptor with a chunk of the channel's send budget, its fields
+ * reset for a plain SEND; NULL when none is free or the pool has no chunk
+ * (a pool waiter is then registered).
+ */
+struct ordma_tx *ordma_tx_get(struct ordma_chan *chan)
+{
+	struct ordma_chunk *chunk;
+	struct ordma_tx *tx;
+
+	ordma_chan_assert_run(chan);
+	tx = list_first_entry_or_null(&chan->tx_free, struct ordma_tx, node);
+	if (!tx || chan->tx_held >= ordma_tx_cap(chan))
+		return NULL;
+	chunk = ordma_xfer_get(chan);
+	if (!chunk)
+		return NULL;
+	list_del(&tx->node);
+	chan->tx_held++;
+	tx->chunk = chunk;
+	tx->op = NULL;
+	tx->seg = NULL;
+	tx->rkey = 0;
+	tx->kind = ORDMA_TX_SEND;
+	return tx;
+}
+
+/* Give back a send descriptor and its chunk. */
+void ordma_tx_put(struct ordma_chan *chan, struct ordma_tx *tx)
+{
+	ordma_chan_assert_run(chan);
+	chan->tx_held--;
+	ordma_chunk_put(tx->chunk);
+	tx->chunk = NULL;
+	list_add(&tx->node, &chan->tx_free);
+}
+
+/* May a message with payload go? Only while the peer has a credit left. */
+bool ordma_tx_credit(struct ordma_chan *chan)
+{
+	ordma_chan_assert_run(chan);
+
+	return (s32)(chan->tx_credit_peer - chan->tx_credit_sent) > 0;
+}
+
+void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
+{
+	struct ordma_chunk *chunk, *tmp;
+
+	ordma_chan_assert_run(chan);
+	list_for_each_entry_safe(chunk, tmp, q, node) {
+		list_del(&chunk->node);
+		chan->rx_held--;
+		ordma_chunk_put(chunk);
+	}
+}
+
+/**
+ * ordma_rx_reserve() - the first receive buffer of a new channel
+ * @chan: the channel, on its device
+ *
+ * Leaves at least one chunk for sending, so every channel can make
+ * progress; a pool too small for one more channel refuses it.
+ *
+ * Return: 0 or -ENOBUFS.
+ */
+int ordma_rx_reserve(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+	struct ordma_chunk *chunk;
+
+	chunk = ordma_chunk_get(pool, &chan->held);
+	if (!chunk)
+		return -ENOBUFS;
+	if (!ordma_pool_has_free(pool) ||
+	    ordma_chunk_room(chunk) < chan->rx_size) {
+		ordma_chunk_put(chunk);
+		return -ENOBUFS;
+	}
+	chan->rx_held = 1;
+	chan->rx_spare = 1;
+	list_add_tail(&chunk->node, &chan->rx_ring);
+	return 0;
+}
+
+/**
+ * ordma_wr_init() - the send descriptors of a new channel
+ * @chan: the channel, just allocated
+ */
+void ordma_wr_init(struct ordma_chan *chan)
+{
+	struct ordma_tx *tx;
+
+	chan->write_cqe.done = ordma_write_done;
+	INIT_LIST_HEAD(&chan->tx_free);
+	for (tx = chan->txd; tx < chan->txd + ORDMA_TX_DEPTH; tx++) {
+		tx->cqe.done = ordma_tx_done;
+		tx->chan = chan;
+		list_add_tail(&tx->node, &chan->tx_free);
+	}
+}
