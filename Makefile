@@ -70,6 +70,10 @@ selftests/guest/proto_test selftests/guest/fail_test: LDLIBS += -lrdmacm -libver
 selftests/host/plan_test: kernel/plan.c kernel/plan.h selftests/host/plan_shim.h
 selftests/host/plan_test: TEST_CPPFLAGS += -Ikernel
 
+# The wire header's host test builds kernel/wire.c in, over a few shims.
+selftests/host/wire_test: kernel/wire.c kernel/wire.h selftests/host/wire_shim.h
+selftests/host/wire_test: TEST_CPPFLAGS += -Ikernel
+
 selftests/%_test: selftests/%_test.c selftests/ordma_test.h $(wildcard selftests/ordma_chan.h selftests/ordma_ring.h) include/uapi/linux/ordma.h $(KSFT)/kselftest_harness.h
 	$(CC) $(CFLAGS) $(TEST_CPPFLAGS) -o $@ $< $(LDLIBS)
 

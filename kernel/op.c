@@ -212,13 +212,15 @@ struct ordma_seg *ordma_op_seg(struct ordma_req *op, u64 off)
 static void ordma_queue_read_req(struct ordma_chan *chan,
 				 struct ordma_req *op)
 {
-	struct ordma_wire_hdr req = {};
+	struct ordma_wire_hdr req;
 
 	ordma_chan_assert_run(chan);
-	req.token = cpu_to_le64(op->token);
-	req.base = cpu_to_le64(op->offset);
-	req.total_len = cpu_to_le64(op->len);
-	ordma_ctrl_queue(chan, ORDMA_WIRE_READ_REQ, op->op_id, 0, &req);
+	ordma_hdr_start(&req, ORDMA_WIRE_READ_REQ, 0);
+	req.read.read_len = cpu_to_le64(op->len);
+	req.read.start = cpu_to_le64(op->offset);
+	req.read.token = cpu_to_le64(op->token);
+	req.read.read_id = cpu_to_le64(op->op_id);
+	ordma_ctrl_queue(chan, &req);
 }
 
 void ordma_xfer_take_submitted(struct ordma_chan *chan,

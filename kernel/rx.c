@@ -18,8 +18,8 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 			       struct ordma_wire_hdr *hdr, u32 plen, bool mm_ok)
 {
 	struct ordma_req *op = ordma_op_find(&chan->readq,
-					    le64_to_cpu(hdr->op_id));
-	u64 off = le64_to_cpu(hdr->offset);
+					    le64_to_cpu(hdr->read.read_id));
+	u64 off = le64_to_cpu(hdr->read.offset);
 	u32 status = le32_to_cpu(hdr->status);
 
 	ordma_chan_assert_run(chan);
@@ -54,15 +54,16 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
  */
 static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 {
-	u64 off = le64_to_cpu(hdr->offset), len = le64_to_cpu(hdr->total_len);
-	u64 msg_id = le64_to_cpu(hdr->op_id);
+	u64 off = le64_to_cpu(hdr->place.offset), len = le64_to_cpu(hdr->place.len);
+	u64 msg_id = le64_to_cpu(hdr->place.id);
+	u64 rkey = le64_to_cpu(hdr->place.rkey);
 	struct list_head *places;
 	struct ordma_place *pl;
 	struct ordma_req *op;
 
 	ordma_chan_assert_run(chan);
 	if (!msg_id || !len || off >= ORDMA_MAX_LEN || len > ORDMA_MAX_LEN - off ||
-	    !le64_to_cpu(hdr->token) || le64_to_cpu(hdr->token) > U32_MAX)
+	    !rkey || rkey > U32_MAX)
 		return -EPROTO;
 	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_STANDING)
 		return ordma_tx_stand_offer(chan, hdr);
@@ -89,10 +90,10 @@ static int ordma_rx_place(struct ordma_chan *chan, struct ordma_wire_hdr *hdr)
 		return 0;	/* an offer may be declined */
 	pl->off = off;
 	pl->len = len;
-	pl->addr = le64_to_cpu(hdr->base);
-	pl->rkey = le64_to_cpu(hdr->token);
+	pl->addr = le64_to_cpu(hdr->place.addr);
+	pl->rkey = rkey;
 	pl->msg_id = msg_id;
-	pl->buf_len = (u64)le32_to_cpu(hdr->status) + 1;
+	pl->buf_len = (u64)le32_to_cpu(hdr->size_m1) + 1;
 	if (op)
 		ordma_op_take_place(op, pl);
 	else
@@ -187,8 +188,8 @@ void ordma_rx_ask_more(struct ordma_chan *chan)
 }
 
 /*
- * A message of one piece that came as a SEND with immediate data, no header
- * (version 8): it becomes what a MSG piece looks like, its bytes moved
+ * A message of one piece that came as a SEND with immediate data, no
+ * header: it becomes what a MSG piece looks like, its bytes moved
  * behind a header written here. Its id is the next message's, known only
  * when ordma_recv_progress() gets to it (messages wait in order).
  */
@@ -208,7 +209,7 @@ static bool ordma_rx_send_imm(struct ordma_chan *chan,
 	memmove(hdr + 1, hdr, len);
 	ordma_hdr_start(hdr, ORDMA_WIRE_MSG, ORDMA_WIRE_F_LAST);
 	hdr->payload_len = cpu_to_le32(len);
-	hdr->total_len = cpu_to_le64(len);
+	hdr->msg.msg_len = cpu_to_le64(len);
 	chunk->len = ORDMA_HDR_LEN + len;
 	list_add_tail(&chunk->node, &chan->rx_msgs);
 	return true;
@@ -243,14 +244,14 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 
 	switch (hdr->opcode) {
 	case ORDMA_WIRE_MSG:
-		if (!plen || le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+		if (!plen || le64_to_cpu(hdr->msg.msg_len) > ORDMA_MAX_LEN)
 			goto bad;
 		fallthrough;
 	case ORDMA_WIRE_MSG_ABORT:
 		list_add_tail(&chunk->node, &chan->rx_msgs);
 		return true;
 	case ORDMA_WIRE_MSG_PLACED:
-		if (plen || !le64_to_cpu(hdr->base))
+		if (plen || !le64_to_cpu(hdr->msg.placed))
 			goto bad;
 		list_add_tail(&chunk->node, &chan->rx_msgs);
 		return true;
@@ -264,8 +265,9 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return false;
 	case ORDMA_WIRE_NOTIFY:
 		/* Right after the write's pieces; a message for a RECV. */
-		if (plen || !le64_to_cpu(hdr->op_id) || !hdr->base ||
-		    le64_to_cpu(hdr->base) != chan->rx_wr_id ||
+		if (plen || !le64_to_cpu(hdr->notify.msg_id) ||
+		    !hdr->notify.write_id ||
+		    le64_to_cpu(hdr->notify.write_id) != chan->rx_wr_id ||
 		    chan->rx_wr_notified)
 			goto bad;
 		chan->rx_wr_notified = true;
@@ -282,7 +284,8 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 			goto bad;
 		return ordma_rx_notify_rides(chan, chunk);
 	case ORDMA_WIRE_WRITE_ACK:
-		op = ordma_op_find(&chan->writeq, le64_to_cpu(hdr->op_id));
+		op = ordma_op_find(&chan->writeq,
+				   le64_to_cpu(hdr->ack.write_id));
 		if (!op)
 			return false;
 		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
@@ -298,24 +301,24 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 			ordma_op_complete(chan, op, op->res);
 		return false;
 	case ORDMA_WIRE_READ_REQ:
-		if (!le64_to_cpu(hdr->total_len) ||
-		    le64_to_cpu(hdr->total_len) > ORDMA_MAX_LEN)
+		if (!le64_to_cpu(hdr->read.read_len) ||
+		    le64_to_cpu(hdr->read.read_len) > ORDMA_MAX_LEN)
 			goto bad;
-		hdr->offset = 0;	/* reused: bytes sent so far */
+		hdr->read.offset = 0;	/* from now on: the bytes sent */
 		list_add_tail(&chunk->node, &chan->remote_reads);
 		return true;
 	case ORDMA_WIRE_READ_RESP:
 		ordma_rx_read_resp(chan, hdr, plen, mm_ok);
 		return false;
 	case ORDMA_WIRE_REVOKE:
-		if (plen || !le64_to_cpu(hdr->op_id))
+		if (plen || !le64_to_cpu(hdr->revoke.token))
 			goto bad;
-		ordma_tx_stand_revoke(chan, le64_to_cpu(hdr->op_id));
+		ordma_tx_stand_revoke(chan, le64_to_cpu(hdr->revoke.token));
 		return false;
 	case ORDMA_WIRE_REVOKED:
 		if (plen)
 			goto bad;
-		ordma_rx_stand_revoked(chan, le64_to_cpu(hdr->op_id));
+		ordma_rx_stand_revoked(chan, le64_to_cpu(hdr->revoke.token));
 		return false;
 	}
 bad:
@@ -357,8 +360,8 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			 * Id 0: it rode on the write's last piece and has
 			 * the next id.
 			 */
-			chan->rx_msg_last = hdr->op_id ?
-					    le64_to_cpu(hdr->op_id) :
+			chan->rx_msg_last = hdr->notify.msg_id ?
+					    le64_to_cpu(hdr->notify.msg_id) :
 					    chan->rx_msg_last + 1;
 			status = le32_to_cpu(hdr->status);
 			list_del(&chunk->node);
@@ -370,17 +373,17 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		}
 		/* Sent with immediate data: the next id (ordma_rx_send_imm()). */
 		if (chunk->rx_kind == ORDMA_RX_SEND_IMM && !op->started)
-			hdr->op_id = cpu_to_le64(chan->rx_msg_last + 1);
+			hdr->msg.msg_id = cpu_to_le64(chan->rx_msg_last + 1);
 		placed = hdr->opcode == ORDMA_WIRE_MSG_PLACED;
-		total = le64_to_cpu(hdr->total_len);
-		off = le64_to_cpu(hdr->offset);
+		total = le64_to_cpu(hdr->msg.msg_len);
+		off = le64_to_cpu(hdr->msg.offset);
 		plen = le32_to_cpu(hdr->payload_len);
-		n = placed ? le64_to_cpu(hdr->base) : plen;
+		n = placed ? le64_to_cpu(hdr->msg.placed) : plen;
 		if (!op->started) {
 			/* Only an early offer lets the first piece be placed. */
 			if (off || (placed &&
 				    (!op->planned || op->op_id !=
-				     le64_to_cpu(hdr->op_id)))) {
+				     le64_to_cpu(hdr->msg.msg_id)))) {
 				ordma_chan_fail(chan, -EPROTO);
 				return progress;
 			}
@@ -392,11 +395,11 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			}
 			op->started = true;
 			op->posted = total;
-			chan->rx_msg_last = le64_to_cpu(hdr->op_id);
+			chan->rx_msg_last = le64_to_cpu(hdr->msg.msg_id);
 			ordma_rx_plan(chan, op, total, n, chan->rx_msg_last);
 		}
 		if (off != op->done || total != op->posted || n > total - off ||
-		    le64_to_cpu(hdr->op_id) != op->op_id ||
+		    le64_to_cpu(hdr->msg.msg_id) != op->op_id ||
 		    (placed && !ordma_rx_offered(op, off, n))) {
 			ordma_chan_fail(chan, -EPROTO);
 			return progress;
@@ -426,20 +429,23 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 /* Offer a registered destination segment to the sender. */
 static void ordma_rx_offer(struct ordma_chan *chan, struct ordma_seg *seg)
 {
-	struct ordma_wire_hdr req = {};
+	struct ordma_wire_hdr req;
+	u16 flags = 0;
 
 	ordma_chan_assert_run(chan);
-	req.offset = cpu_to_le64(seg->off);
-	req.total_len = cpu_to_le64(seg->len);
-	req.base = cpu_to_le64(seg->mr->iova);
-	req.token = cpu_to_le64(seg->mr->rkey);
-	/* 1 <= buf_len <= ORDMA_MAX_LEN = 2^32 */
-	req.status = cpu_to_le32(seg->buf_len - 1);
 	if (seg->wtoken)
-		req.flags = cpu_to_le16(ORDMA_WIRE_F_WRITE);
+		flags |= ORDMA_WIRE_F_WRITE;
 	if (seg->standing)
-		req.flags |= cpu_to_le16(ORDMA_WIRE_F_STANDING);
-	ordma_ctrl_queue(chan, ORDMA_WIRE_PLACE, seg->msg_id, 0, &req);
+		flags |= ORDMA_WIRE_F_STANDING;
+	ordma_hdr_start(&req, ORDMA_WIRE_PLACE, flags);
+	req.place.len = cpu_to_le64(seg->len);
+	req.place.offset = cpu_to_le64(seg->off);
+	req.place.addr = cpu_to_le64(seg->mr->iova);
+	req.place.rkey = cpu_to_le64(seg->mr->rkey);
+	req.place.id = cpu_to_le64(seg->msg_id);
+	/* 1 <= buf_len <= ORDMA_MAX_LEN = 2^32 */
+	req.size_m1 = cpu_to_le32(seg->buf_len - 1);
+	ordma_ctrl_queue(chan, &req);
 	seg->offered = true;
 }
 

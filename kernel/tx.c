@@ -47,17 +47,19 @@ static u64 ordma_tx_start_msg(struct ordma_chan *chan, struct ordma_req *op)
 static void ordma_tx_notify(struct ordma_chan *chan, struct ordma_req *op,
 			    int err)
 {
-	struct ordma_wire_hdr nh = {};
+	struct ordma_wire_hdr nh;
 
 	ordma_chan_assert_run(chan);
 	if (!op->notify || !op->posted)
 		return;
 	op->notify = false;
-	nh.total_len = cpu_to_le64(op->len);
-	nh.offset = cpu_to_le64(op->offset);
-	nh.base = cpu_to_le64(op->op_id);
-	ordma_ctrl_queue(chan, ORDMA_WIRE_NOTIFY,
-			 ordma_tx_start_msg(chan, NULL), err, &nh);
+	ordma_hdr_start(&nh, ORDMA_WIRE_NOTIFY, 0);
+	nh.notify.write_len = cpu_to_le64(op->len);
+	nh.notify.offset = cpu_to_le64(op->offset);
+	nh.notify.write_id = cpu_to_le64(op->op_id);
+	nh.notify.msg_id = cpu_to_le64(ordma_tx_start_msg(chan, NULL));
+	nh.status = cpu_to_le32(-err);
+	ordma_ctrl_queue(chan, &nh);
 }
 
 /*
@@ -69,16 +71,17 @@ static void ordma_tx_notify(struct ordma_chan *chan, struct ordma_req *op,
 static void ordma_tx_write_stop(struct ordma_chan *chan, struct ordma_req *op,
 				int err)
 {
-	struct ordma_wire_hdr h = {};
+	struct ordma_wire_hdr h;
 
 	ordma_chan_assert_run(chan);
 	/* A window's side that never heard of the write needs no stop. */
 	if (op->announced && op->posted < op->len) {
-		h.flags = cpu_to_le16(ORDMA_WIRE_F_LAST);
-		h.offset = cpu_to_le64(op->offset + op->posted);
-		h.total_len = cpu_to_le64(op->len);
-		h.token = cpu_to_le64(op->token);
-		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_PLACED, op->op_id, 0, &h);
+		ordma_hdr_start(&h, ORDMA_WIRE_WRITE_PLACED, ORDMA_WIRE_F_LAST);
+		h.placed.write_len = cpu_to_le64(op->len);
+		h.placed.offset = cpu_to_le64(op->offset + op->posted);
+		h.placed.token = cpu_to_le64(op->token);
+		h.placed.write_id = cpu_to_le64(op->op_id);
+		ordma_ctrl_queue(chan, &h);
 	}
 	ordma_tx_notify(chan, op, err);
 	op->posted = op->len;
@@ -86,18 +89,20 @@ static void ordma_tx_write_stop(struct ordma_chan *chan, struct ordma_req *op,
 
 /*
  * The fields of the header of @op's next piece (at op->posted) that name
- * the operation and where the piece goes.
+ * the operation and where the piece goes: a WRITE's, or a MSG's.
  */
 static void ordma_hdr_piece(struct ordma_wire_hdr *hdr, struct ordma_req *op)
 {
-	hdr->total_len = cpu_to_le64(op->len);
-	hdr->op_id = cpu_to_le64(op->op_id);
 	if (op->op == ORDMA_OP_WRITE) {
-		hdr->offset = cpu_to_le64(op->offset + op->posted);
-		hdr->base = cpu_to_le64(op->offset);
-		hdr->token = cpu_to_le64(op->token);
+		hdr->write.write_len = cpu_to_le64(op->len);
+		hdr->write.offset = cpu_to_le64(op->offset + op->posted);
+		hdr->write.start = cpu_to_le64(op->offset);
+		hdr->write.token = cpu_to_le64(op->token);
+		hdr->write.write_id = cpu_to_le64(op->op_id);
 	} else {
-		hdr->offset = cpu_to_le64(op->posted);
+		hdr->msg.msg_len = cpu_to_le64(op->len);
+		hdr->msg.offset = cpu_to_le64(op->posted);
+		hdr->msg.msg_id = cpu_to_le64(op->op_id);
 	}
 }
 
@@ -233,6 +238,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	struct ordma_wire_hdr *hdr = chunk->buf;
 	u64 n = op->len - op->posted, pmax = ordma_payload_max(chan, chunk);
 	bool write = op->op == ORDMA_OP_WRITE;
+	struct ordma_wire_hdr abort;
 	struct ordma_place *pl;
 	struct ordma_seg *seg;
 	u64 t0;
@@ -292,9 +298,11 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 		 * before its first byte never started: its id is the next one's.
 		 */
 		if (op->posted && !write && mm_ok &&
-		    !fatal_signal_pending(current))
-			ordma_ctrl_queue(chan, ORDMA_WIRE_MSG_ABORT, 0,
-					 -EFAULT, NULL);
+		    !fatal_signal_pending(current)) {
+			ordma_hdr_start(&abort, ORDMA_WIRE_MSG_ABORT, 0);
+			abort.status = cpu_to_le32(EFAULT);
+			ordma_ctrl_queue(chan, &abort);
+		}
 		if (!op->posted && !write) {
 			list_splice_init(&op->places, &chan->tx_early);
 			chan->next_msg_id--;
@@ -320,11 +328,18 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	ordma_hdr_piece(hdr, op);
 	hdr->payload_len = cpu_to_le32(n);
 	if (pl) {
-		/* The bytes go by RDMA WRITE; the header says where. */
-		hdr->opcode = write ? ORDMA_WIRE_WRITE_PLACED :
-				      ORDMA_WIRE_MSG_PLACED;
+		/*
+		 * The bytes go by RDMA WRITE; the header says where. The
+		 * placed layouts keep the WRITE's and the MSG's other fields.
+		 */
 		hdr->payload_len = 0;
-		hdr->base = cpu_to_le64(n);
+		if (write) {
+			hdr->opcode = ORDMA_WIRE_WRITE_PLACED;
+			hdr->placed.placed = cpu_to_le64(n);
+		} else {
+			hdr->opcode = ORDMA_WIRE_MSG_PLACED;
+			hdr->msg.placed = cpu_to_le64(n);
+		}
 		tx->raddr = pl->addr + (op->posted - pl->off);
 		tx->rkey = pl->rkey;
 		tx->kind = ORDMA_TX_PLACED;
@@ -341,8 +356,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 			} else if (op->posted + n < op->len) {
 				tx->kind = ORDMA_TX_WRITE;
 			} else if (op->posted) {
-				hdr->offset = cpu_to_le64(op->offset);
-				hdr->base = cpu_to_le64(op->len);
+				hdr->placed.offset = cpu_to_le64(op->offset);
+				hdr->placed.placed = cpu_to_le64(op->len);
 			}
 		}
 	}
@@ -374,7 +389,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 {
 	struct ordma_chunk *req;
 	struct ordma_wire_hdr *rh, *hdr = chunk->buf;
-	u64 total, sent, uaddr, n;
+	u64 total, sent, start, uaddr, n;
 	int status;
 
 	ordma_chan_assert_run(chan);
@@ -383,23 +398,23 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	if (!req)
 		return false;
 	rh = req->buf;
-	total = le64_to_cpu(rh->total_len);
-	sent = le64_to_cpu(rh->offset);
+	total = le64_to_cpu(rh->read.read_len);
+	sent = le64_to_cpu(rh->read.offset);
+	start = le64_to_cpu(rh->read.start);
 	down_read(&chan->ofile->windows_rwsem);
-	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->token),
-				    le64_to_cpu(rh->base), total,
-				    ORDMA_ACCESS_REMOTE_READ, &uaddr);
+	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->read.token),
+				    start, total, ORDMA_ACCESS_REMOTE_READ,
+				    &uaddr);
 	n = min_t(u64, total - sent, ordma_payload_max(chan, chunk));
 
 	ordma_hdr_start(hdr, ORDMA_WIRE_READ_RESP, 0);
-	hdr->op_id = rh->op_id;
-	hdr->total_len = rh->total_len;
-	hdr->offset = cpu_to_le64(sent);
+	hdr->read.read_len = rh->read.read_len;
+	hdr->read.offset = cpu_to_le64(sent);
+	hdr->read.read_id = rh->read.read_id;
 	if (!status && (!mm_ok ||
 			copy_from_user(hdr + 1,
-				       u64_to_user_ptr(uaddr +
-						       le64_to_cpu(rh->base) +
-						       sent), n)))
+				       u64_to_user_ptr(uaddr + start + sent),
+				       n)))
 		status = -EREMOTEIO;
 	up_read(&chan->ofile->windows_rwsem);
 	if (status) {
@@ -411,7 +426,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	}
 	hdr->payload_len = cpu_to_le32(n);
 	chunk->len = ORDMA_HDR_LEN + n;
-	rh->offset = cpu_to_le64(sent);
+	rh->read.offset = cpu_to_le64(sent);
 	if (sent == total) {
 		list_del(&req->node);
 		ordma_rx_recycle(chan, req);

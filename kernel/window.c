@@ -14,9 +14,30 @@
 #include "xfer.h"
 #include "entry.h"
 
+/* A REVOKE or REVOKED of the standing offer of window @token. */
+static void ordma_ctrl_revoke(struct ordma_chan *chan, u8 opcode, u64 token)
+{
+	struct ordma_wire_hdr h;
+
+	ordma_hdr_start(&h, opcode, 0);
+	h.revoke.token = cpu_to_le64(token);
+	ordma_ctrl_queue(chan, &h);
+}
+
+/* The WRITE_ACK of write @write_id: @err 0 or a negative errno. */
+static void ordma_rx_write_ack(struct ordma_chan *chan, u64 write_id, int err)
+{
+	struct ordma_wire_hdr h;
+
+	ordma_hdr_start(&h, ORDMA_WIRE_WRITE_ACK, 0);
+	h.ack.write_id = cpu_to_le64(write_id);
+	h.status = cpu_to_le32(-err);
+	ordma_ctrl_queue(chan, &h);
+}
+
 /*
  * The window's side of our writes may offer a whole window once, for as
- * long as it stays exposed (version 7): a standing offer, on
+ * long as it stays exposed: a standing offer, on
  * chan->tx_standing (struct ordma_place, @msg_id the window's token, @off
  * and @len window offsets). A write planned while one covers its range
  * goes into it: every piece is an RDMA WRITE, the last one followed by a
@@ -43,7 +64,7 @@ static struct ordma_place *ordma_tx_stand_find(struct ordma_chan *chan,
 int ordma_tx_stand_offer(struct ordma_chan *chan,
 			 struct ordma_wire_hdr *hdr)
 {
-	u64 token = le64_to_cpu(hdr->op_id);
+	u64 token = le64_to_cpu(hdr->place.id);
 	struct ordma_place *st;
 
 	ordma_chan_assert_run(chan);
@@ -55,10 +76,10 @@ int ordma_tx_stand_offer(struct ordma_chan *chan,
 	if (!st)
 		return 0;	/* declined; REVOKE is still answered */
 	st->msg_id = token;
-	st->off = le64_to_cpu(hdr->offset);
-	st->len = le64_to_cpu(hdr->total_len);
-	st->addr = le64_to_cpu(hdr->base);
-	st->rkey = le64_to_cpu(hdr->token);
+	st->off = le64_to_cpu(hdr->place.offset);
+	st->len = le64_to_cpu(hdr->place.len);
+	st->addr = le64_to_cpu(hdr->place.addr);
+	st->rkey = le64_to_cpu(hdr->place.rkey);
 	list_add_tail(&st->node, &chan->tx_standing);
 	chan->ntx_standing++;
 	return 0;
@@ -107,7 +128,7 @@ void ordma_tx_stand_revoke(struct ordma_chan *chan, u64 token)
 		ordma_op_free_places(op);
 		op->offer_end = 0;
 	}
-	ordma_ctrl_queue(chan, ORDMA_WIRE_REVOKED, token, 0, NULL);
+	ordma_ctrl_revoke(chan, ORDMA_WIRE_REVOKED, token);
 }
 
 void ordma_tx_stand_drop(struct ordma_chan *chan)
@@ -205,7 +226,7 @@ static void ordma_rx_wr_start(struct ordma_chan *chan, u64 op_id, u64 token,
 }
 
 /*
- * Standing registrations (version 7). A window the peer writes into a
+ * Standing registrations. A window the peer writes into a
  * second time is registered whole in the background (up to
  * ORDMA_STAND_MAX_PAGES, ORDMA_STAND_DEPTH windows per channel, never in
  * mode copy) and stays registered while it is exposed: once ready it is
@@ -281,8 +302,8 @@ void ordma_rx_stand_revoke(struct ordma_chan *chan, bool force)
 		if (!READ_ONCE(seg->revoke))
 			continue;
 		if (seg->offered && !seg->revoke_sent) {
-			ordma_ctrl_queue(chan, ORDMA_WIRE_REVOKE, seg->wtoken, 0,
-					 NULL);
+			ordma_ctrl_revoke(chan, ORDMA_WIRE_REVOKE,
+					  seg->wtoken);
 			seg->revoke_sent = true;
 		}
 		if (!seg->offered || force)
@@ -318,11 +339,13 @@ void ordma_rx_stand_drop(struct ordma_chan *chan)
 static int ordma_rx_write_standing(struct ordma_chan *chan,
 				   struct ordma_wire_hdr *hdr)
 {
-	u64 off = le64_to_cpu(hdr->offset), n = le64_to_cpu(hdr->base);
-	u64 total = le64_to_cpu(hdr->total_len), op_id = le64_to_cpu(hdr->op_id);
+	u64 off = le64_to_cpu(hdr->placed.offset);
+	u64 n = le64_to_cpu(hdr->placed.placed);
+	u64 total = le64_to_cpu(hdr->placed.write_len);
+	u64 op_id = le64_to_cpu(hdr->placed.write_id);
 	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
 	struct ordma_seg *seg = ordma_rx_stand_find(chan,
-						    le64_to_cpu(hdr->token));
+						    le64_to_cpu(hdr->placed.token));
 
 	ordma_chan_assert_run(chan);
 	if (!seg || !seg->offered || off < seg->off ||
@@ -350,9 +373,11 @@ static int ordma_rx_write_standing(struct ordma_chan *chan,
 void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 		    u32 plen, bool mm_ok)
 {
-	u64 base = le64_to_cpu(hdr->base), total = le64_to_cpu(hdr->total_len);
-	u64 off = le64_to_cpu(hdr->offset), op_id = le64_to_cpu(hdr->op_id);
-	u64 token = le64_to_cpu(hdr->token), uaddr;
+	u64 base = le64_to_cpu(hdr->write.start);
+	u64 total = le64_to_cpu(hdr->write.write_len);
+	u64 off = le64_to_cpu(hdr->write.offset);
+	u64 op_id = le64_to_cpu(hdr->write.write_id);
+	u64 token = le64_to_cpu(hdr->write.token), uaddr;
 	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
 	struct ordma_req *wt;
 	int status;
@@ -388,8 +413,7 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (status && !chan->rx_wr_status)
 		chan->rx_wr_status = status;
 	if (status || last)
-		ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, op_id,
-				 chan->rx_wr_status, NULL);
+		ordma_rx_write_ack(chan, op_id, chan->rx_wr_status);
 	if (last)
 		ordma_rx_wr_end(chan);
 }
@@ -401,7 +425,8 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 int ordma_rx_write_placed(struct ordma_chan *chan,
 			  struct ordma_wire_hdr *hdr)
 {
-	u64 off = le64_to_cpu(hdr->offset), n = le64_to_cpu(hdr->base);
+	u64 off = le64_to_cpu(hdr->placed.offset);
+	u64 n = le64_to_cpu(hdr->placed.placed);
 	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
 	struct ordma_req *wt = chan->rx_wr;
 	u64 rel;
@@ -409,7 +434,7 @@ int ordma_rx_write_placed(struct ordma_chan *chan,
 	ordma_chan_assert_run(chan);
 	if (le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_STANDING)
 		return ordma_rx_write_standing(chan, hdr);
-	if (le64_to_cpu(hdr->op_id) != chan->rx_wr_id)
+	if (le64_to_cpu(hdr->placed.write_id) != chan->rx_wr_id)
 		return -EPROTO;
 	if (!n) {
 		if (!last)
@@ -428,8 +453,7 @@ int ordma_rx_write_placed(struct ordma_chan *chan,
 		ordma_rx_wr_advance(chan, rel + n);
 		return 0;
 	}
-	ordma_ctrl_queue(chan, ORDMA_WIRE_WRITE_ACK, chan->rx_wr_id,
-			 chan->rx_wr_status, NULL);
+	ordma_rx_write_ack(chan, chan->rx_wr_id, chan->rx_wr_status);
 	ordma_rx_wr_end(chan);
 	return 0;
 }
@@ -452,8 +476,8 @@ void ordma_rx_wr_revoked(struct ordma_chan *chan)
 }
 
 /*
- * The last piece of a write that carries its notification (version 6),
- * handled: the chunk becomes the NOTIFY of the next message id, with the
+ * The last piece of a write that carries its notification, handled: the
+ * chunk becomes the NOTIFY of the next message id, with the
  * write's result, for the next RECV. Returns false if there is none.
  */
 bool ordma_rx_notify_rides(struct ordma_chan *chan,
@@ -468,7 +492,7 @@ bool ordma_rx_notify_rides(struct ordma_chan *chan,
 	hdr->opcode = ORDMA_WIRE_NOTIFY;
 	hdr->payload_len = 0;
 	chunk->len = ORDMA_HDR_LEN;
-	hdr->op_id = 0;		/* the next message id */
+	hdr->notify.msg_id = 0;		/* the next message id */
 	hdr->status = cpu_to_le32(-chan->rx_wr_status);
 	list_add_tail(&chunk->node, &chan->rx_msgs);
 	return true;

@@ -3,8 +3,10 @@
  * Building and checking wire headers (wire.h): functions of a header alone,
  * with no channel state.
  */
+#ifdef __KERNEL__
 #include <linux/string.h>
 #include <asm/byteorder.h>
+#endif
 
 #include "wire.h"
 
@@ -19,7 +21,7 @@ void ordma_hdr_start(struct ordma_wire_hdr *hdr, u8 opcode, u16 flags)
 
 /*
  * Does this message need a credit (wire.h)? The announcement of bytes
- * placed into a standing offer does (version 7): a writer may send one per
+ * placed into a standing offer does: a writer may send one per
  * piece. The bare RDMA WRITEs before it use no receive buffer.
  */
 bool ordma_wire_payload_class(const struct ordma_wire_hdr *hdr)
@@ -45,12 +47,12 @@ bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
 		return false;
 	if ((flags & ORDMA_WIRE_F_STANDING) &&
 	    !(hdr->opcode == ORDMA_WIRE_PLACE && (flags & ORDMA_WIRE_F_WRITE)) &&
-	    !(hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->base))
+	    !(hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->placed.placed))
 		return false;
 	if (!(flags & ORDMA_WIRE_F_NOTIFY))
 		return true;
 	if (!(flags & ORDMA_WIRE_F_LAST))
 		return false;
 	return (hdr->opcode == ORDMA_WIRE_WRITE && hdr->payload_len) ||
-	       (hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->base);
+	       (hdr->opcode == ORDMA_WIRE_WRITE_PLACED && hdr->placed.placed);
 }

@@ -1,80 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 8. Documentation/ordma/protocol.rst
- * describes it in prose; this file is the reference.
+ * The ordma wire protocol, version 8: the layouts. How they are used, and
+ * what a receiver checks, is Documentation/ordma/protocol.rst.
  *
- * A channel is one RC QP set up with the RDMA CM. Both sides exchange struct
- * ordma_wire_cm in the CM private data. Every message is one IB SEND into a
- * receive buffer the peer posted from its pool: a struct ordma_wire_hdr and
- * at most (peer's rx_size - header) payload bytes. All fields are little
- * endian.
- *
- * Version 2 adds placement: a receiver that has registered (part of) the
- * buffer of the message it is receiving may offer it (PLACE, with a remote
- * key); the sender may then RDMA WRITE bytes of that range straight into
- * it, each write followed by a MSG_PLACED that tells the receiver the bytes
- * are there. A receiver accepts a MSG_PLACED only inside a range it
- * offered for that very message.
- *
- * Version 3 adds credits. Every header carries @credits: the receive
- * buffers its sender has posted since the channel was set up, minus the
- * header-only messages it has received (each used one), mod 2^32. A side
- * sends a message of the payload class (MSG, WRITE, READ_RESP) only while
- * the peer's latest @credits is ahead of the number of payload-class
- * messages it has sent; header-only messages (acks, offers, MSG_PLACED,
- * MSG_ABORT, READ_REQ, CREDIT) need no credit and are not counted. A
- * message that finds no buffer posted waits in the HCA's RNR retry (for
- * ever): slow, never lost. A side whose credit grew past what it last told,
- * with nothing else to send, sends a CREDIT once the peer is down to its
- * last credit or has fewer left than are waiting to be told.
- *
- * Version 4 adds early offers. Message ids are consecutive: a sender gives
- * a message the next id when it sends its first piece (a send that fails
- * before that uses none; a write's notification takes one too, version 5),
- * so a receiver knows the id of the message its next RECV will get and may
- * offer that buffer before anything arrives.
- * Every PLACE says how long the receive buffer is; a sender uses offers
- * only for a message that fits it, cut at the message's end, and may then
- * place the very first piece.
- *
- * Version 5 adds notifications: a WRITE may end with a NOTIFY, which takes
- * the next message id and completes the receiver's next RECV once the
- * write's bytes are in the window. The ack of a write's last piece reports
- * the first failure of any of its pieces. And placement into windows: the
- * window's side of a write may register the window's range the write
- * covers and offer it (PLACE with ORDMA_WIRE_F_WRITE); the writer then
- * RDMA WRITEs into it, each write followed by a WRITE_PLACED.
- *
- * Version 6: a write that completes carries its notification on its last
- * piece (ORDMA_WIRE_F_NOTIFY on the WRITE or WRITE_PLACED with
- * ORDMA_WIRE_F_LAST), which takes the next message id as NOTIFY does; the
- * NOTIFY message is left for a write that stops early.
- *
- * Version 7 adds standing offers. After a peer's first write into a window
- * the window's side may register the whole window for as long as it stays
- * exposed and offer it once (PLACE with ORDMA_WIRE_F_WRITE and
- * ORDMA_WIRE_F_STANDING, @op_id the window's token). The writer's later
- * writes into it are RDMA WRITEs, announced by a WRITE_PLACED with
- * ORDMA_WIRE_F_STANDING (one per piece, or one for the whole write after
- * its last piece), which needs a credit, and complete when the last piece
- * is delivered: no WRITE_ACK. Unexposing the window sends REVOKE; the
- * writer stops using the offer and answers REVOKED after the last piece it
- * posted into it, and only then is the window deregistered. A write into a
- * standing offer that is one piece is one RDMA WRITE with immediate data
- * (ORDMA_WIRE_IMM_*), no header: it uses a receive buffer and a credit.
- *
- * A message of one piece of at most ORDMA_WIRE_SIMM_MAX bytes, sent from a
- * chunk, may go as a SEND with immediate data ORDMA_WIRE_IMM_MSG and no
- * header (version 8): its bytes start the receive buffer, its id is the
- * next message id, and it tells no credits. It uses a receive buffer and
- * a credit. On a device whose wire is the CPU a header that pushes a
- * message past an MTU costs a packet: 4 KiB is four packets of 1024 bytes,
- * with a header five.
+ * A channel is one RC QP set up with the RDMA CM; both sides exchange
+ * struct ordma_wire_cm in the CM private data. Every message is one IB SEND
+ * into a receive buffer the peer posted from its pool: a struct
+ * ordma_wire_hdr, then at most (the peer's rx_size - the header) payload
+ * bytes; or, without a header, an RDMA WRITE with immediate data into a
+ * standing offer (ORDMA_WIRE_IMM_STANDING) or a SEND with immediate data of
+ * a message of one piece (ORDMA_WIRE_IMM_MSG). All fields are little
+ * endian. Between the fixed fields at both ends, each opcode has its own
+ * layout (the union), and the fields it does not name are sent as zero.
+ * wire.c builds and checks headers; a host test (selftests/host/wire_test)
+ * defines the few kernel types it uses first (selftests/host/wire_shim.h).
  */
 #ifndef _ORDMA_WIRE_H
 #define _ORDMA_WIRE_H
 
+#ifdef __KERNEL__
 #include <linux/types.h>
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#endif
 
 #define ORDMA_WIRE_VERSION	8
 
@@ -90,93 +38,187 @@ struct ordma_wire_cm {
 	__le32 rx_size;
 };
 
+/**
+ * enum ordma_wire_opcode - what a message is, and which layout it has
+ * @ORDMA_WIRE_MSG: a piece of a two-sided message (@msg)
+ * @ORDMA_WIRE_MSG_ABORT: the sender failed its current message (@msg,
+ *	@status)
+ * @ORDMA_WIRE_WRITE: a piece of a one-sided write, with its bytes (@write)
+ * @ORDMA_WIRE_WRITE_ACK: the window's side's result of a write (@ack,
+ *	@status)
+ * @ORDMA_WIRE_READ_REQ: a one-sided read asked for (@read)
+ * @ORDMA_WIRE_READ_RESP: bytes of a read, or its failure (@read, @status)
+ * @ORDMA_WIRE_PLACE: a range the receiver registered, offered for RDMA
+ *	WRITE (@place, @size_m1)
+ * @ORDMA_WIRE_MSG_PLACED: a piece of a message written into an offer just
+ *	before (@msg)
+ * @ORDMA_WIRE_CREDIT: nothing but @credits
+ * @ORDMA_WIRE_NOTIFY: the notification of a write, a message for the
+ *	peer's next RECV (@notify, @status)
+ * @ORDMA_WIRE_WRITE_PLACED: a piece of a write written into an offer just
+ *	before (@placed)
+ * @ORDMA_WIRE_REVOKE: take the standing offer of a window back (@revoke)
+ * @ORDMA_WIRE_REVOKED: nothing more goes into that offer (@revoke)
+ * @ORDMA_WIRE_OPCODE_MAX: the last opcode
+ */
 enum ordma_wire_opcode {
-	/* Part of a two-sided message: @total_len, @offset in the message;
-	 * @op_id numbers the sender's messages from 1, consecutively.
-	 */
 	ORDMA_WIRE_MSG = 1,
-	/* The sender failed the current message; @status says why. */
 	ORDMA_WIRE_MSG_ABORT,
-	/* Bytes for window @token at window offset @offset; the operation
-	 * covers [@base, @base + @total_len). ORDMA_WIRE_F_LAST on the last.
-	 */
 	ORDMA_WIRE_WRITE,
-	/* Result of write @op_id: @status 0 once every byte is placed; sent
-	 * for the piece with ORDMA_WIRE_F_LAST (with the first failure of any
-	 * piece of the write) and for any piece that fails.
-	 */
 	ORDMA_WIRE_WRITE_ACK,
-	/* Send @total_len bytes of window @token from @base. */
 	ORDMA_WIRE_READ_REQ,
-	/* Bytes of read @op_id at @offset in the operation, or its @status. */
 	ORDMA_WIRE_READ_RESP,
-	/* Receiver to sender: bytes [@offset, @offset + @total_len) of message
-	 * @op_id may be written at remote address @base with rkey @token; the
-	 * receive buffer is @status + 1 bytes long. May come before the
-	 * message's first piece (an early offer). With ORDMA_WIRE_F_WRITE:
-	 * window to writer, for write @op_id (@status + 1 bytes long), the
-	 * offsets within the write.
-	 */
 	ORDMA_WIRE_PLACE,
-	/* Sender to receiver: bytes [@offset, @offset + @base) of message
-	 * @op_id (of @total_len) were written into an offered range; no
-	 * payload.
-	 */
 	ORDMA_WIRE_MSG_PLACED,
-	/* Nothing but @credits (version 3); no payload. */
 	ORDMA_WIRE_CREDIT,
-	/* Message @op_id (the next message id) is the notification of write
-	 * @base, of @total_len bytes at window offset @offset, that stopped
-	 * early (a write that completes carries ORDMA_WIRE_F_NOTIFY on its
-	 * last piece instead, version 6); @status its error; no payload
-	 * (version 5).
-	 */
 	ORDMA_WIRE_NOTIFY,
-	/* Writer to window: bytes [@offset, @offset + @base) of the window
-	 * (write @op_id of @total_len bytes, window @token) were written into
-	 * a range offered for that write; no payload. With ORDMA_WIRE_F_LAST
-	 * and @base 0: the write stopped early, nothing more of it comes
-	 * (version 5).
-	 */
 	ORDMA_WIRE_WRITE_PLACED,
-	/* Window to writer: stop writing into the standing offer of window
-	 * @op_id; answer REVOKED (version 7). No payload.
-	 */
 	ORDMA_WIRE_REVOKE,
-	/* Writer to window: nothing more goes into the standing offer of
-	 * window @op_id; every piece into it came before (version 7).
-	 */
 	ORDMA_WIRE_REVOKED,
 	ORDMA_WIRE_OPCODE_MAX = ORDMA_WIRE_REVOKED,
 };
 
+/* The last piece of a message or write; on WRITE_PLACED, also a stop. */
 #define ORDMA_WIRE_F_LAST	0x1
+/* On PLACE: the offer is for a write into a window, not for a message. */
 #define ORDMA_WIRE_F_WRITE	0x2
-/* On a write's last piece: its notification, the next message id (v6). */
+/* On a write's last piece: its notification, the next message id. */
 #define ORDMA_WIRE_F_NOTIFY	0x4
-/*
- * On PLACE (with ORDMA_WIRE_F_WRITE): a standing offer of window @op_id,
- * bytes [@offset, @offset + @total_len) of it, until REVOKE. On
- * WRITE_PLACED: the bytes went into the standing offer (version 7).
- */
+/* On PLACE (with F_WRITE): a standing offer; on WRITE_PLACED: into one. */
 #define ORDMA_WIRE_F_STANDING	0x8
 
 /*
  * Immediate data of an RDMA WRITE with immediate: a whole write into a
- * standing offer (version 7), with ORDMA_WIRE_IMM_NOTIFY its notification
- * (as ORDMA_WIRE_F_NOTIFY on a last piece). Any other value closes the
- * channel with EPROTO, and so does one while no standing offer is made.
+ * standing offer, with ORDMA_WIRE_IMM_NOTIFY its notification.
  */
 #define ORDMA_WIRE_IMM_STANDING	0x4f520000
 #define ORDMA_WIRE_IMM_NOTIFY	0x1
 
 /*
  * Immediate data of a SEND with immediate: a message of one piece, 1 to
- * ORDMA_WIRE_SIMM_MAX bytes, no header (version 8). Any other value, any
- * other length, closes the channel with EPROTO.
+ * ORDMA_WIRE_SIMM_MAX bytes at the start of the receive buffer, no header.
  */
 #define ORDMA_WIRE_IMM_MSG	0x4f530000
 #define ORDMA_WIRE_SIMM_MAX	(16U << 10)
+
+/**
+ * struct ordma_wire_msg - MSG, MSG_ABORT and MSG_PLACED
+ * @msg_len: length of the whole message
+ * @offset: where in the message this piece goes
+ * @placed: MSG_PLACED: bytes written at @offset into an offered range
+ * @__unused: zero
+ * @msg_id: the sender's number of the message: 1, 2, ... consecutive
+ */
+struct ordma_wire_msg {
+	__le64 msg_len;
+	__le64 offset;
+	__le64 placed;
+	__le64 __unused;
+	__le64 msg_id;
+};
+
+/**
+ * struct ordma_wire_write - WRITE
+ * @write_len: length of the whole write
+ * @offset: window offset of this piece's bytes
+ * @start: window offset of the write's first byte
+ * @token: the window
+ * @write_id: the writer's number of the write
+ */
+struct ordma_wire_write {
+	__le64 write_len;
+	__le64 offset;
+	__le64 start;
+	__le64 token;
+	__le64 write_id;
+};
+
+/**
+ * struct ordma_wire_placed - WRITE_PLACED
+ * @write_len: length of the whole write
+ * @offset: window offset of the bytes placed
+ * @placed: bytes placed; 0 with ORDMA_WIRE_F_LAST: the write stopped
+ * @token: the window
+ * @write_id: the writer's number of the write
+ */
+struct ordma_wire_placed {
+	__le64 write_len;
+	__le64 offset;
+	__le64 placed;
+	__le64 token;
+	__le64 write_id;
+};
+
+/**
+ * struct ordma_wire_ack - WRITE_ACK
+ * @__unused: zero
+ * @write_id: the write, as the writer numbered it
+ */
+struct ordma_wire_ack {
+	__le64 __unused[4];
+	__le64 write_id;
+};
+
+/**
+ * struct ordma_wire_read - READ_REQ and READ_RESP
+ * @read_len: length of the whole read
+ * @offset: READ_RESP: where in the read this payload goes; READ_REQ: zero
+ *	on the wire, and the bytes sent so far once received
+ * @start: READ_REQ: window offset of the first byte
+ * @token: READ_REQ: the window
+ * @read_id: the reader's number of the read
+ */
+struct ordma_wire_read {
+	__le64 read_len;
+	__le64 offset;
+	__le64 start;
+	__le64 token;
+	__le64 read_id;
+};
+
+/**
+ * struct ordma_wire_place - PLACE
+ * @len: bytes of the range offered
+ * @offset: where the range starts: in the message's receive buffer, in the
+ *	write (ORDMA_WIRE_F_WRITE), or in the window (ORDMA_WIRE_F_STANDING)
+ * @addr: remote address of the range
+ * @rkey: the key for @addr (below 2^32)
+ * @id: the message's id, the write's id (ORDMA_WIRE_F_WRITE), or the
+ *	window's token (ORDMA_WIRE_F_STANDING)
+ */
+struct ordma_wire_place {
+	__le64 len;
+	__le64 offset;
+	__le64 addr;
+	__le64 rkey;
+	__le64 id;
+};
+
+/**
+ * struct ordma_wire_notify - NOTIFY
+ * @write_len: length of the write it notifies of
+ * @offset: window offset of that write's first byte
+ * @write_id: that write, as the writer numbered it
+ * @__unused: zero
+ * @msg_id: its own number, a message's: the sender's next one
+ */
+struct ordma_wire_notify {
+	__le64 write_len;
+	__le64 offset;
+	__le64 write_id;
+	__le64 __unused;
+	__le64 msg_id;
+};
+
+/**
+ * struct ordma_wire_revoke - REVOKE and REVOKED
+ * @__unused: zero
+ * @token: the window whose standing offer it is
+ */
+struct ordma_wire_revoke {
+	__le64 __unused[4];
+	__le64 token;
+};
 
 /**
  * struct ordma_wire_hdr - header of every message
@@ -184,28 +226,49 @@ enum ordma_wire_opcode {
  * @opcode: enum ordma_wire_opcode
  * @flags: ORDMA_WIRE_F_*
  * @payload_len: bytes after the header
- * @total_len: length of the message or operation
- * @offset: where this payload goes (see the opcodes)
- * @base: start of a one-sided operation in the window
- * @token: window token of a one-sided operation
- * @op_id: the initiator's id of a one-sided operation
- * @status: a positive errno, or 0 (PLACE: the receive buffer's length - 1)
- * @credits: the sender's receive buffers for payload-class messages, ever
- *	(see above), mod 2^32
+ * @msg: MSG, MSG_ABORT, MSG_PLACED
+ * @write: WRITE
+ * @placed: WRITE_PLACED
+ * @ack: WRITE_ACK
+ * @read: READ_REQ, READ_RESP
+ * @place: PLACE
+ * @notify: NOTIFY
+ * @revoke: REVOKE, REVOKED
+ * @status: MSG_ABORT, WRITE_ACK, READ_RESP, NOTIFY: a positive errno, or 0
+ * @size_m1: PLACE: length of the message's receive buffer, of the write
+ *	(ORDMA_WIRE_F_WRITE) or of the window (ORDMA_WIRE_F_STANDING), minus 1
+ *	(1 to ORDMA_MAX_LEN = 2^32 bytes)
+ * @credits: the sender's receive buffers posted for messages that need
+ *	one, ever, minus the header-only messages it received (each used
+ *	one), mod 2^32 (protocol.rst, "Flow control")
  */
 struct ordma_wire_hdr {
 	u8 version;
 	u8 opcode;
 	__le16 flags;
 	__le32 payload_len;
-	__le64 total_len;
-	__le64 offset;
-	__le64 base;
-	__le64 token;
-	__le64 op_id;
-	__le32 status;
+	union {
+		struct ordma_wire_msg msg;
+		struct ordma_wire_write write;
+		struct ordma_wire_placed placed;
+		struct ordma_wire_ack ack;
+		struct ordma_wire_read read;
+		struct ordma_wire_place place;
+		struct ordma_wire_notify notify;
+		struct ordma_wire_revoke revoke;
+	};
+	union {
+		__le32 status;
+		__le32 size_m1;
+	};
 	__le32 credits;
 };
+
+/* The layout of version 8: every opcode's fields where they always were. */
+static_assert(sizeof(struct ordma_wire_hdr) == 56);
+static_assert(offsetof(struct ordma_wire_hdr, msg.msg_id) == 40);
+static_assert(offsetof(struct ordma_wire_hdr, status) == 48);
+static_assert(offsetof(struct ordma_wire_hdr, credits) == 52);
 
 /* wire.c */
 void ordma_hdr_start(struct ordma_wire_hdr *hdr, u8 opcode, u16 flags);

@@ -239,8 +239,8 @@ void ordma_rx_placed(struct ordma_chan *chan, u64 n)
 	atomic64_add(n, &chan->odev->bytes_placed);
 }
 
-void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
-		      int status, const struct ordma_wire_hdr *req)
+/* Queue a header-only message, built with ordma_hdr_start(), to send. */
+void ordma_ctrl_queue(struct ordma_chan *chan, const struct ordma_wire_hdr *hdr)
 {
 	struct ordma_ctrl *c;
 
@@ -250,13 +250,7 @@ void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
 		ordma_chan_fail(chan, -ENOMEM);
 		return;
 	}
-	if (req)
-		c->hdr = *req;
-	c->hdr.version = ORDMA_WIRE_VERSION;
-	c->hdr.opcode = opcode;
-	c->hdr.op_id = cpu_to_le64(op_id);
-	if (status)
-		c->hdr.status = cpu_to_le32(-status);
+	c->hdr = *hdr;
 	list_add_tail(&c->node, &chan->ctrl);
 }
 

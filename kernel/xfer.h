@@ -38,8 +38,7 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk);
 bool ordma_rx_refill(struct ordma_chan *chan);
 void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len);
 void ordma_rx_placed(struct ordma_chan *chan, u64 n);
-void ordma_ctrl_queue(struct ordma_chan *chan, u8 opcode, u64 op_id,
-		      int status, const struct ordma_wire_hdr *req);
+void ordma_ctrl_queue(struct ordma_chan *chan, const struct ordma_wire_hdr *hdr);
 bool ordma_rx_credit_due(struct ordma_chan *chan);
 struct ordma_tx *ordma_tx_get(struct ordma_chan *chan);
 int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
