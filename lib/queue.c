@@ -89,6 +89,20 @@ static int reap(struct ordma *o, int timeout_ms)
 	return n;
 }
 
+/* Fill an entry; the rest of it zero. */
+static void prep(struct ordma_sqe *sqe, __u32 op, __u32 chan, const void *buf,
+		 size_t len, __u64 token, __u64 offset, __u64 cookie)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->op = op;
+	sqe->chan_id = chan;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->token = token;
+	sqe->offset = offset;
+	sqe->cookie = cookie;
+}
+
 /*
  * Run one operation and wait for its completion, however many signals come
  * meanwhile: the kernel uses the buffer until then. Completions of
@@ -104,16 +118,10 @@ static int64_t sync_op(struct ordma *o, __u32 op, __u32 chan, const void *buf,
 
 	if (!o)
 		return -EINVAL;
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->op = op;
-	sqe->chan_id = chan;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = len;
-	sqe->token = token;
-	sqe->offset = offset;
 	o->sync_seq = (o->sync_seq + 1) & ~ORDMA_COOKIE_SYNC;
 	o->sync_done = 0;
 	cookie = ORDMA_COOKIE_SYNC | o->sync_seq;
+	prep(sqe, op, chan, buf, len, token, offset, cookie);
 	/* Submitted and, on the ring, waited for in one system call. */
 	ret = o->be->submit(o, &batch, &cookie, 1, 1, &err);
 	if (ret < 0)
@@ -211,19 +219,6 @@ ORDMA_API struct ordma_sqe *ordma_get_sqe(struct ordma *o)
 	memset(sqe, 0, sizeof(*sqe));
 	o->sq_tail++;
 	return sqe;
-}
-
-static void prep(struct ordma_sqe *sqe, __u32 op, __u32 chan, const void *buf,
-		 size_t len, __u64 token, __u64 offset, __u64 cookie)
-{
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->op = op;
-	sqe->chan_id = chan;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = len;
-	sqe->token = token;
-	sqe->offset = offset;
-	sqe->cookie = cookie;
 }
 
 /**
