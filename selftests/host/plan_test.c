@@ -7,7 +7,8 @@
  * than the wire, all zeros, saturating) keep their structural rules, honour
  * their mode and meet the timing promises of the header of plan.c; the
  * estimate agrees with a plain segment-by-segment simulation; the moving
- * averages start, converge and resist outliers; mode names parse.
+ * averages start, converge and resist outliers; the mode names are the
+ * knob's.
  */
 #include <inttypes.h>
 #include <stdio.h>
