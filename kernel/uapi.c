@@ -151,6 +151,15 @@ static int ordma_obj_install(struct ordma_file *ofile, struct ordma_obj *obj,
 
 /* ---- ioctls --------------------------------------------------------------- */
 
+/* The address of a LISTEN or a CONNECT, which take no flags. */
+static int ordma_ioc_addr(u32 flags, const struct ordma_addr *a,
+			  struct sockaddr_storage *ss)
+{
+	if (flags)
+		return -EINVAL;
+	return ordma_addr_to_sockaddr(a, ss);
+}
+
 static int ordma_ioc_listen(struct ordma_file *ofile, void *arg)
 {
 	struct ordma_listen *cmd = arg;
@@ -158,9 +167,7 @@ static int ordma_ioc_listen(struct ordma_file *ofile, void *arg)
 	struct sockaddr_storage ss;
 	int ret;
 
-	if (cmd->flags)
-		return -EINVAL;
-	ret = ordma_addr_to_sockaddr(&cmd->addr, &ss);
+	ret = ordma_ioc_addr(cmd->flags, &cmd->addr, &ss);
 	if (ret)
 		return ret;
 	ret = ordma_listener_create(ofile, (struct sockaddr *)&ss,
@@ -199,9 +206,7 @@ static int ordma_ioc_connect(struct ordma_file *ofile, void *arg)
 	struct ordma_chan *chan;
 	int ret;
 
-	if (cmd->flags)
-		return -EINVAL;
-	ret = ordma_addr_to_sockaddr(&cmd->addr, &ss);
+	ret = ordma_ioc_addr(cmd->flags, &cmd->addr, &ss);
 	if (ret)
 		return ret;
 	ret = ordma_chan_connect(ofile, (struct sockaddr *)&ss,
