@@ -1231,6 +1231,20 @@ TEST_F(proto, peer_places_write_into_window)
 	munmap(win, PL_LEN);
 }
 
+/* Wait (10 s at most) until the window holds the @n bytes of @src. */
+static int window_holds(const unsigned char *win, const unsigned char *src,
+			size_t n)
+{
+	int tries;
+
+	for (tries = 0; tries < 10000; tries++) {
+		if (!memcmp(win, src, n))
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
 /*
  * A WRITE_PLACED for bytes the window's side never offered (in mode copy
  * it offers nothing): EPROTO.
@@ -1246,6 +1260,13 @@ TEST_F(proto, write_placed_without_offer_closes_channel)
 	ASSERT_NE(MAP_FAILED, win);
 	ASSERT_EQ(0, mode_write("copy"));
 	window_write_start(_metadata, self, win, &pp, &h, small, sizeof(small));
+	/*
+	 * The mode is read when the window's side takes the first piece,
+	 * which may be after wire_send() returned: back in auto before that,
+	 * it would register and offer the range, and the WRITE_PLACED below
+	 * would be a valid one.
+	 */
+	ASSERT_EQ(0, window_holds(win, pp.src, PL_FIRST));
 	EXPECT_EQ(0, mode_write("auto"));
 	h.opcode = WIRE_WRITE_PLACED;
 	h.payload_len = 0;
