@@ -170,7 +170,7 @@ enum ordma_chan_phase {
 
 /**
  * struct ordma_chan - one RC connection between two ordma endpoints
- * @obj: kind and id in the owning file
+ * @obj: its kind, for the owning file's table
  * @kref: the file's id, the CM, the worker and entries on the file's runq
  *	hold references
  * @ofile: the owning file (referenced)
@@ -381,7 +381,7 @@ struct ordma_chan {
 
 /**
  * struct ordma_listener - a listening RDMA CM id
- * @obj: kind and id in the owning file
+ * @obj: its kind, for the owning file's table
  * @kref: the file's id and the CM hold references
  * @ofile: the owning file (referenced)
  * @cm_id: the listening CM id

@@ -165,7 +165,6 @@ enum ordma_chan_kind {
 /* Objects in struct ordma_file.objs start with this. */
 struct ordma_obj {
 	enum ordma_chan_kind kind;
-	u32 id;
 };
 
 /*

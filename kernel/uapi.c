@@ -140,13 +140,14 @@ static int ordma_obj_install(struct ordma_file *ofile, struct ordma_obj *obj,
 {
 	int ret;
 
+	/*
+	 * Once published, another thread of the owner may close the object:
+	 * nothing of it is touched after this.
+	 */
 	ret = xa_alloc(&ofile->objs, id, obj, xa_limit_31b, GFP_KERNEL);
-	if (ret) {
+	if (ret)
 		ordma_obj_close(obj);
-		return ret;
-	}
-	obj->id = *id;
-	return 0;
+	return ret;
 }
 
 /* ---- ioctls --------------------------------------------------------------- */
@@ -455,6 +456,9 @@ static long ordma_fops_ioctl(struct file *filp, unsigned int cmd,
 		return -EFAULT;
 	if (usize < op->min_size)
 		return -EINVAL;
+	/* Larger would only make us read that much user memory for zeroes. */
+	if (usize > ORDMA_IOC_SIZE_MAX)
+		return -E2BIG;
 	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
 	if (ret)
 		return ret;

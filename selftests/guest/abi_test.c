@@ -10,6 +10,7 @@
  * file.
  */
 #define ORDMA_GUEST_TEST
+#include <pthread.h>
 #include <stddef.h>
 
 #include "ordma_test.h"
@@ -510,6 +511,30 @@ TEST_F_TIMEOUT(abi, longer_struct_nonzero_tail_e2big, 60)
 			{ "first tail byte set", -1, 8, 0, 0, 0, PTR_STRUCT, E2BIG },
 			{ "last tail byte set", -1, 8, 7, 0, 0, PTR_STRUCT, E2BIG },
 			{ "one tail byte, set", -1, 1, 0, 0, 0, PTR_STRUCT, E2BIG },
+		};
+		unsigned int k;
+
+		for (k = 0; k < ARRAY_SIZE(b); k++)
+			try_bad(_metadata, &self->p, i, &b[k]);
+	}
+	abi_done(_metadata, &self->p);
+}
+
+/*
+ * A size above ORDMA_IOC_SIZE_MAX is refused before the kernel reads any of
+ * it, zero tail or not: the kernel does not scan up to 4 GiB of the
+ * caller's memory for zeroes.
+ */
+TEST_F_TIMEOUT(abi, size_above_max_e2big, 60)
+{
+	int i;
+
+	for (i = 0; i < I_NR; i++) {
+		struct bad b[] = {
+			{ "size max + 1, zero tail", ORDMA_IOC_SIZE_MAX + 1, 0,
+			  -1, 0, 0, PTR_STRUCT, E2BIG },
+			{ "size 2^32 - 1", 0xffffffff, 0, -1, 0, 0, PTR_STRUCT,
+			  E2BIG },
 		};
 		unsigned int k;
 
@@ -1257,6 +1282,68 @@ static void no_such_id(struct __test_metadata *_metadata, int fd, __u32 id)
 	ASSERT_EQ(-1, ioctl(fd, ORDMA_IOC_ACCEPT, &a)) TH_LOG("id %u", id);
 	ASSERT_EQ(ENOENT, errno) TH_LOG("id %u", id);
 	ASSERT_EQ(-ENOENT, chan_close(fd, id)) TH_LOG("id %u", id);
+}
+
+/*
+ * A LISTEN races a CLOSE of the id it is about to get (ids are the lowest
+ * free ones, from 1): the object may be closed the moment it is published,
+ * and the kernel must not touch it after that (KASAN in make check-debug
+ * watches). Every LISTEN succeeds, every CLOSE finds the object or not.
+ */
+struct close_racer {
+	int fd;
+	volatile int stop;
+	int closed, bad;
+};
+
+static void *close_racer_run(void *arg)
+{
+	struct close_racer *cr = arg;
+	int ret;
+
+	while (!cr->stop) {
+		ret = chan_close(cr->fd, 1);
+		if (!ret)
+			cr->closed++;
+		else if (ret != -ENOENT)
+			cr->bad++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(abi, listen_races_close_of_its_id, 120)
+{
+	int rounds = ordma_scaled(2000, 300), i, fails = 0, busy = 0;
+	struct close_racer cr = { .fd = chan_open() };
+	unsigned short port = chan_port(PORT_BASE);
+	pthread_t t;
+
+	ASSERT_LE(0, cr.fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, close_racer_run, &cr));
+	for (i = 0; i < rounds && busy < 1000000; i++) {
+		__u32 id = 0;
+		int ret;
+
+		/* Id 1 is free or about to be: this listener gets it. */
+		ret = chan_listen(cr.fd, AF_INET, port, 0, &id);
+		if (ret == -EADDRINUSE) {
+			/* The last one is not closed yet: try again. */
+			busy++;
+			i--;
+			continue;
+		}
+		if (ret || id != 1)
+			fails++;
+	}
+	cr.stop = 1;
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(rounds, i);
+	EXPECT_EQ(0, fails);
+	EXPECT_EQ(0, cr.bad);
+	/* Most listeners were closed by the racer, the last one maybe not. */
+	EXPECT_LE(rounds - 1, cr.closed);
+	EXPECT_EQ(0, close(cr.fd));
+	abi_done(_metadata, &self->p);
 }
 
 TEST_F_TIMEOUT(abi, ids_belong_to_their_file, 60)

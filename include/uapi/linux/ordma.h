@@ -14,11 +14,11 @@
  *
  * Every ioctl takes one struct whose first two fields are ``__u32 size`` (the
  * caller's sizeof of the struct) and ``__u32 flags``. The kernel accepts any
- * size from the first version of the struct upward: a shorter caller gets the
- * missing fields as zero, a longer caller must leave the bytes the kernel does
- * not know zero. Fields named ``out_*`` are written by the kernel; fields
- * named ``__reserved`` must be zero. Pointers and 64-bit values are
- * ``__aligned_u64``. A failing ioctl changes nothing.
+ * size from the first version of the struct up to ORDMA_IOC_SIZE_MAX: a
+ * shorter caller gets the missing fields as zero, a longer caller must leave
+ * the bytes the kernel does not know zero. Fields named ``out_*`` are written
+ * by the kernel; fields named ``__reserved`` must be zero. Pointers and
+ * 64-bit values are ``__aligned_u64``. A failing ioctl changes nothing.
  *
  * Errors of every ioctl:
  *
@@ -27,7 +27,7 @@
  *   version of the struct, or a value out of its documented range (len 0,
  *   len above ORDMA_MAX_LEN, an address family other than AF_INET/AF_INET6).
  * - E2BIG: the caller's struct is longer than the kernel's and the extra
- *   bytes are not zero.
+ *   bytes are not zero, or its size is above ORDMA_IOC_SIZE_MAX.
  * - EFAULT: the struct itself, or a buffer it names, is not mapped with the
  *   access the operation needs (readable for send/write/expose, writable for
  *   recv/read).
@@ -82,6 +82,9 @@
  * and RECV; EOVERFLOW; EFAULT; ENOENT for a channel id this file does not
  * have; ENOTCONN, ENODEV).
  */
+
+/* The largest size an ioctl struct may claim: one 4 KiB page. */
+#define ORDMA_IOC_SIZE_MAX	4096
 
 #define ORDMA_TYPE		0xd4
 
