@@ -453,7 +453,8 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
 
 /**
  * ordma_rx_reserve() - the first receive buffer of a new channel
- * @chan: the channel, on its device
+ * @chan: the channel, on its device, before its QP exists: no pass runs
+ *	yet, so the worker's fields are the caller's
  *
  * Leaves at least one chunk for sending, so every channel can make
  * progress; a pool too small for one more channel refuses it.
