@@ -385,8 +385,10 @@ struct ordma_chan {
  * @kref: the file's id and the CM hold references
  * @ofile: the owning file (referenced)
  * @cm_id: the listening CM id
- * @lock: protects @pending and @dead
- * @pending: established channels waiting for accept
+ * @lock: protects @pending, @npending and @dead
+ * @pending: channels connecting or established, waiting for accept
+ * @npending: channels on @pending
+ * @backlog: most channels on @pending; a connection beyond is rejected
  * @dead: the listener is closed; refuse new connections
  * @wait: accept() waits here
  * @all_node: on ordma_listeners (ordma_listeners_lock)
@@ -401,6 +403,8 @@ struct ordma_listener {
 	struct rdma_cm_id *cm_id;
 	spinlock_t lock;		/* pending, dead */
 	struct list_head pending;	/* lock */
+	u32 npending;			/* lock; READ_ONCE for a first look */
+	u32 backlog;
 	bool dead;			/* lock */
 	wait_queue_head_t wait;
 	struct list_head all_node;

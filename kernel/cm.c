@@ -343,6 +343,15 @@ static void ordma_chan_unbuild(struct ordma_chan *chan, int err,
 	ordma_dev_put(odev);
 }
 
+/* @chan leaves the listener's pending list. Under lis->lock. */
+static void ordma_listener_unlist(struct ordma_listener *lis,
+				  struct ordma_chan *chan)
+{
+	lockdep_assert_held(&lis->lock);
+	list_del_init(&chan->pending_node);
+	WRITE_ONCE(lis->npending, lis->npending - 1);
+}
+
 /*
  * A connection request on a listener: build the channel and accept it.
  * A non-zero return makes the CM reject and destroy @cm_id.
@@ -359,7 +368,13 @@ static int ordma_listener_request(struct ordma_listener *lis,
 
 	peer_rx = ordma_peer_rx_size(ev->param.conn.private_data,
 				     ev->param.conn.private_data_len);
-	if (!peer_rx || READ_ONCE(lis->dead)) {
+	/*
+	 * The backlog is ours to keep: rdma_listen() passes it to iWARP only.
+	 * A first look before anything is built; the count is checked again
+	 * where the channel joins the list.
+	 */
+	if (!peer_rx || READ_ONCE(lis->dead) ||
+	    READ_ONCE(lis->npending) >= lis->backlog) {
 		rdma_reject(cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return -ECONNREFUSED;
 	}
@@ -393,12 +408,13 @@ static int ordma_listener_request(struct ordma_listener *lis,
 		goto err_chan;
 
 	spin_lock_irq(&lis->lock);
-	if (lis->dead) {
+	if (lis->dead || lis->npending >= lis->backlog) {
 		spin_unlock_irq(&lis->lock);
 		ret = -ECONNREFUSED;
 		goto err_chan;
 	}
 	list_add_tail(&chan->pending_node, &lis->pending);
+	WRITE_ONCE(lis->npending, lis->npending + 1);
 	spin_unlock_irq(&lis->lock);
 
 	ordma_conn_param(chan, &param, &priv);
@@ -409,7 +425,7 @@ static int ordma_listener_request(struct ordma_listener *lis,
 
 err_unlist:
 	spin_lock_irq(&lis->lock);
-	list_del_init(&chan->pending_node);
+	ordma_listener_unlist(lis, chan);
 	spin_unlock_irq(&lis->lock);
 err_chan:
 	/* A QP event may have kicked the worker: stop it first. */
@@ -601,7 +617,8 @@ int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 	ret = rdma_bind_addr(cm_id, addr);
 	if (ret)
 		goto err_id;
-	ret = rdma_listen(cm_id, backlog ? backlog : ORDMA_BACKLOG);
+	lis->backlog = backlog ? backlog : ORDMA_BACKLOG;
+	ret = rdma_listen(cm_id, lis->backlog);
 	if (ret)
 		goto err_id;
 	lis->cm_id = cm_id;
@@ -643,7 +660,7 @@ static void ordma_listener_drain(struct ordma_listener *lis)
 						struct ordma_chan,
 						pending_node);
 		if (chan)
-			list_del_init(&chan->pending_node);
+			ordma_listener_unlist(lis, chan);
 		spin_unlock_irq(&lis->lock);
 		if (!chan)
 			break;
@@ -698,7 +715,7 @@ int ordma_listener_accept(struct ordma_listener *lis, bool nonblock,
 		list_for_each_entry(chan, &lis->pending, pending_node) {
 			if (READ_ONCE(chan->phase) != ORDMA_PHASE_CONNECTING) {
 				found = chan;
-				list_del_init(&chan->pending_node);
+				ordma_listener_unlist(lis, chan);
 				break;
 			}
 		}

@@ -1285,6 +1285,33 @@ static void no_such_id(struct __test_metadata *_metadata, int fd, __u32 id)
 }
 
 /*
+ * A listener with backlog 2 holds two connections nobody accepted and
+ * refuses a third; once one is accepted, a new one gets in.
+ */
+TEST_F_TIMEOUT(abi, listen_backlog_refuses_one_more, 60)
+{
+	unsigned short port = chan_port(PORT_BASE);
+	int lfd = chan_open(), cfd = chan_open();
+	struct ordma_accept a;
+	__u32 lis = 0, c[4];
+
+	ASSERT_LE(0, lfd);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0, chan_listen(lfd, AF_INET, port, 2, &lis));
+	ASSERT_EQ(0, chan_connect(cfd, AF_INET, port, &c[0]));
+	ASSERT_EQ(0, chan_connect(cfd, AF_INET, port, &c[1]));
+	EXPECT_EQ(-ECONNREFUSED, chan_connect(cfd, AF_INET, port, &c[2]));
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.listener_id = lis;
+	ASSERT_EQ(0, ioctl(lfd, ORDMA_IOC_ACCEPT, &a));
+	EXPECT_EQ(0, chan_connect(cfd, AF_INET, port, &c[3]));
+	EXPECT_EQ(0, close(cfd));
+	EXPECT_EQ(0, close(lfd));
+	abi_done(_metadata, &self->p);
+}
+
+/*
  * A LISTEN races a CLOSE of the id it is about to get (ids are the lowest
  * free ones, from 1): the object may be closed the moment it is published,
  * and the kernel must not touch it after that (KASAN in make check-debug

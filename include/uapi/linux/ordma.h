@@ -139,7 +139,9 @@ struct ordma_addr {
  * @flags: must be 0
  * @addr: local address and port to listen on (the address selects the
  *	RDMA device; a wildcard address listens on every device)
- * @backlog: most connections waiting for ORDMA_IOC_ACCEPT; 0 means a default
+ * @backlog: most connections connecting or waiting for ORDMA_IOC_ACCEPT;
+ *	the listener refuses one more (its ORDMA_IOC_CONNECT fails with
+ *	ECONNREFUSED); 0 means the default, 128
  * @out_id: id of the new listener in this file
  *
  * Errors: EADDRINUSE (port taken), EADDRNOTAVAIL (no RDMA device has that
