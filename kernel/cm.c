@@ -343,11 +343,17 @@ static void ordma_chan_unbuild(struct ordma_chan *chan, int err,
 	ordma_dev_put(odev);
 }
 
-/* @chan leaves the listener's pending list. Under lis->lock. */
+/*
+ * @chan leaves the listener's pending list, if it is still on it: accept
+ * may have taken it while its request handler was failing. Under
+ * lis->lock.
+ */
 static void ordma_listener_unlist(struct ordma_listener *lis,
 				  struct ordma_chan *chan)
 {
 	lockdep_assert_held(&lis->lock);
+	if (list_empty(&chan->pending_node))
+		return;
 	list_del_init(&chan->pending_node);
 	WRITE_ONCE(lis->npending, lis->npending - 1);
 }
