@@ -165,6 +165,22 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	return chan;
 }
 
+/* DEAD with @err, unless it was already: true if this made it so. */
+static bool ordma_chan_die(struct ordma_chan *chan, int err)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	first = chan->phase != ORDMA_PHASE_DEAD;
+	if (first) {
+		chan->phase = ORDMA_PHASE_DEAD;
+		chan->err = err;
+	}
+	spin_unlock_irqrestore(&chan->lock, flags);
+	return first;
+}
+
 /**
  * ordma_chan_fail() - mark a channel dead and fail what it has queued
  * @chan: the channel
@@ -174,14 +190,23 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
  */
 void ordma_chan_fail(struct ordma_chan *chan, int err)
 {
-	unsigned long flags;
+	ordma_chan_die(chan, err);
+	ordma_chan_kick(chan);
+}
 
-	spin_lock_irqsave(&chan->lock, flags);
-	if (chan->phase != ORDMA_PHASE_DEAD) {
-		chan->phase = ORDMA_PHASE_DEAD;
-		chan->err = err;
-	}
-	spin_unlock_irqrestore(&chan->lock, flags);
+/**
+ * ordma_chan_fault() - fail a channel whose peer broke a rule
+ * @chan: the channel
+ * @err: what its operations get: -EPROTO (a malformed or out-of-place
+ *	message), -ENOBUFS (it made us hold more than the bound), -EACCES (it
+ *	guessed window tokens), -ETIMEDOUT (it stopped making progress)
+ *
+ * Any context. Counted in the device's peer_faults, once per channel.
+ */
+void ordma_chan_fault(struct ordma_chan *chan, int err)
+{
+	if (ordma_chan_die(chan, err) && chan->odev)
+		atomic64_inc(&chan->odev->peer_faults);
 	ordma_chan_kick(chan);
 }
 

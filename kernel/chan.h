@@ -8,6 +8,7 @@
 #define _ORDMA_CHAN_H
 
 #include <linux/workqueue.h>
+#include <linux/timer.h>
 #include <linux/lockdep.h>
 #include <rdma/rdma_cm.h>
 
@@ -19,6 +20,18 @@
  * before it: the send queue holds twice as many work requests).
  */
 #define ORDMA_TX_DEPTH		32
+/*
+ * Answers to the peer's messages (acks, REVOKED) a channel queues at most
+ * while its sends do not go out; one more fails it with -ENOBUFS.
+ */
+#define ORDMA_ANSWERS_MAX	1024
+/*
+ * Window tokens a peer may name that its channel's file never gave out;
+ * the last of them fails the channel with -EACCES.
+ */
+#define ORDMA_GUESSES_MAX	8
+/* Where the addresses of every MR of ours start (mr.c, ordma_seg_iova()). */
+#define ORDMA_IOVA_BASE		BIT_ULL(40)
 /* Registered segments a channel has at once, all stages. */
 #define ORDMA_SEG_DEPTH		4
 /* Largest segment, in pages (2 MiB). */
@@ -70,7 +83,7 @@ enum ordma_seg_state {
  *	and where it is read without the lock
  * @abandoned: the worker gave it up while it was being registered (lock)
  * @pinned: pages the registration pinned
- * @mr: the registration (lkey for sends, iova = @uaddr)
+ * @mr: the registration (lkey for sends; iova ordma_seg_iova(@uaddr))
  * @sends: sends from this segment posted and not completed (worker)
  * @reg_ns: time pinning and registering it took, ns
  * @counted: its hidden time is accounted (worker)
@@ -176,6 +189,8 @@ enum ordma_chan_phase {
  * @ofile: the owning file (referenced)
  * @odev: the device context (referenced until teardown)
  * @cm_id: the RDMA CM id
+ * @pd: the channel's own protection domain, for its QP and its MRs: a key
+ *	offered on this channel is no key on any other QP
  * @qp: the RC QP
  * @cq: send and receive completions
  * @work: the worker
@@ -210,6 +225,11 @@ enum ordma_chan_phase {
  *	(odev->chans_lock)
  * @listener: the listener that accepted it, until accept() takes it
  * @pending_node: on the listener's pending list (listener lock)
+ * @parked: a listener's channel that accept() has not handed out yet: what
+ *	the peer sends stays on @done, neither dispatched nor answered, and
+ *	only the receive reserved at set-up is posted, so a connection nobody
+ *	accepted reaches no window and holds no more than its reserve (lock;
+ *	read once without it by ordma_rx_target())
  * @peer: the peer's address
  * @rx_size: size of our receive buffers
  * @peer_rx_size: size of the peer's receive buffers
@@ -226,6 +246,10 @@ enum ordma_chan_phase {
  * @rx_credit_used: messages with payload ever received, mod 2^32 (worker)
  * @tx_credit_peer: the peer's credit, as its latest header said (worker)
  * @tx_credit_sent: messages with payload ever sent, mod 2^32 (worker)
+ * @tx_moved: when a send of ours last completed, or the send queue got
+ *	busy, jiffies (worker)
+ * @stall: fires when the sends posted may have been stuck for the
+ *	device's progress_timeout_ms; kicks the worker, which checks
  * @tx_mark: start of the cost model's current wire window, ns (worker)
  * @tx_bytes: bytes completed in that window (worker)
  * @rx_ring: receive chunks taken off the ring and reusable (worker)
@@ -240,6 +264,8 @@ enum ordma_chan_phase {
  *	(rewritten as a NOTIFY) (worker)
  * @remote_reads: READ_REQ chunks being served (worker)
  * @ctrl: header-only messages to send: acks and read requests (worker)
+ * @ctrl_answers: those on @ctrl that answer the peer (worker)
+ * @guesses: window tokens the peer named that were never given out (worker)
  * @next_op_id: ids of one-sided operations (worker)
  * @next_msg_id: id of our next message to start, from 1 (worker)
  * @tx_early: offers for messages we have not started yet (worker)
@@ -276,7 +302,7 @@ enum ordma_chan_phase {
  *	failed
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
  *
- * @odev, @cm_id, @qp and @cq are set while the channel is built (connect's
+ * @odev, @cm_id, @pd, @qp and @cq are set while the channel is built (connect's
  * CM handler, or the listener's request handler) and cleared only by
  * ordma_chan_close() under @teardown, after it has stopped the worker and
  * destroyed the CM id (which waits for the handler). @listener, @peer_rx_size
@@ -289,6 +315,7 @@ struct ordma_chan {
 	struct ordma_file *ofile;
 	struct ordma_dev *odev;
 	struct rdma_cm_id *cm_id;
+	struct ib_pd *pd;
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 	struct work_struct work;
@@ -313,6 +340,7 @@ struct ordma_chan {
 	bool in_setup;			/* odev->chans_lock */
 	struct ordma_listener *listener;
 	struct list_head pending_node;	/* listener lock */
+	bool parked;			/* lock */
 	struct sockaddr_storage peer;
 	u32 rx_size;
 	u32 peer_rx_size;
@@ -328,6 +356,8 @@ struct ordma_chan {
 	u32 rx_credit_used;		/* run */
 	u32 tx_credit_peer;		/* run */
 	u32 tx_credit_sent;		/* run */
+	unsigned long tx_moved;		/* run */
+	struct timer_list stall;
 	u64 tx_mark;			/* run */
 	u64 tx_bytes;			/* run */
 	struct list_head rx_ring;	/* run */
@@ -340,6 +370,8 @@ struct ordma_chan {
 	struct list_head rx_msgs;	/* run */
 	struct list_head remote_reads;	/* run */
 	struct list_head ctrl;		/* run */
+	u32 ctrl_answers;		/* run */
+	u32 guesses;			/* run */
 	u64 next_op_id;			/* run */
 	u64 next_msg_id;		/* run */
 	struct list_head tx_early;	/* run */
@@ -423,6 +455,7 @@ struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
 				enum ordma_chan_kind kind);
 void ordma_obj_put(struct ordma_obj *obj);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
+void ordma_chan_fault(struct ordma_chan *chan, int err);
 void ordma_chan_kick(struct ordma_chan *chan);
 void ordma_chan_kick_locked(struct ordma_chan *chan);
 void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);

@@ -83,6 +83,8 @@ static void ordma_chan_stop(struct ordma_chan *chan)
 	mutex_lock(&chan->run);
 	mutex_unlock(&chan->run);
 	cancel_work_sync(&chan->reg_work);
+	/* No pass arms it again; one firing now kicks for nothing. */
+	del_timer_sync(&chan->stall);
 }
 
 static void ordma_qp_event(struct ib_event *event, void *context)
@@ -104,7 +106,7 @@ static void ordma_qp_event(struct ib_event *event, void *context)
 	}
 }
 
-/* Build CQ and QP on the device the CM id is bound to. */
+/* Build CQ, PD and QP on the device the CM id is bound to. */
 static int ordma_chan_setup_qp(struct ordma_chan *chan,
 			       struct rdma_cm_id *cm_id)
 {
@@ -151,6 +153,13 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 		return ret;
 	}
 
+	chan->pd = ib_alloc_pd(cm_id->device, 0);
+	if (IS_ERR(chan->pd)) {
+		ret = PTR_ERR(chan->pd);
+		chan->pd = NULL;
+		return ret;
+	}
+
 	attr.event_handler = ordma_qp_event;
 	attr.qp_context = chan;
 	attr.send_cq = chan->cq;
@@ -164,7 +173,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	/* A placed send's RDMA WRITE completes with the send after it. */
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	ret = rdma_create_qp(cm_id, odev->pd, &attr);
+	ret = rdma_create_qp(cm_id, chan->pd, &attr);
 	if (ret)
 		return ret;
 	chan->qp = cm_id->qp;
@@ -329,6 +338,11 @@ static void ordma_chan_unbuild(struct ordma_chan *chan, int err,
 		ib_cq_pool_put(chan->cq, ORDMA_CQES);
 		chan->cq = NULL;
 	}
+	/* Its MRs and its QP are gone. */
+	if (chan->pd) {
+		ib_dealloc_pd(chan->pd);
+		chan->pd = NULL;
+	}
 	if (!odev)
 		return;
 	ordma_pool_cancel_wait(&odev->pool, &chan->pool_waiter);
@@ -392,6 +406,7 @@ static int ordma_listener_request(struct ordma_listener *lis,
 	}
 	chan->peer_rx_size = peer_rx;
 	chan->listener = lis;
+	chan->parked = true;
 	kref_get(&lis->kref);
 	memcpy(&chan->peer, &cm_id->route.addr.dst_addr, sizeof(chan->peer));
 
@@ -735,6 +750,11 @@ int ordma_listener_accept(struct ordma_listener *lis, bool nonblock,
 			continue;
 		}
 		if (found) {
+			/* From now on the data path serves the peer. */
+			spin_lock_irq(&found->lock);
+			WRITE_ONCE(found->parked, false);
+			spin_unlock_irq(&found->lock);
+			ordma_chan_kick(found);
 			*out = found;
 			return 0;
 		}

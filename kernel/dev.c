@@ -59,7 +59,7 @@ struct ordma_dev *ordma_dev_get(struct ib_device *ibdev)
  * ordma_dev_create() - build the context of an RDMA device
  * @ibdev: the device being added
  *
- * Its protection domain, its pool and its class device; not yet listed for
+ * Its pool and its class device; not yet listed for
  * lookups (ordma_dev_list()).
  *
  * Return: the context, holding the client's reference, or an ERR_PTR().
@@ -84,16 +84,11 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 	odev->model.cpu_wire = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
 			       ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	odev->mode = ORDMA_MODE_AUTO;
-
-	odev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(odev->pd)) {
-		ret = PTR_ERR(odev->pd);
-		goto err_free;
-	}
+	odev->progress_ms = ORDMA_PROGRESS_MS;
 
 	ret = ordma_pool_init(&odev->pool, odev);
 	if (ret)
-		goto err_pd;
+		goto err_free;
 
 	odev->cdev = ordma_sysfs_add_dev(odev);
 	if (IS_ERR(odev->cdev)) {
@@ -104,8 +99,6 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 
 err_pool:
 	ordma_pool_destroy(&odev->pool);
-err_pd:
-	ib_dealloc_pd(odev->pd);
 err_free:
 	kfree(odev);
 	return ERR_PTR(ret);
@@ -146,6 +139,5 @@ void ordma_dev_destroy(struct ordma_dev *odev)
 
 	ordma_sysfs_remove_dev(odev);
 	ordma_pool_destroy(&odev->pool);
-	ib_dealloc_pd(odev->pd);
 	kfree(odev);
 }

@@ -187,30 +187,51 @@ int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 	u32 id;
 	int ret;
 
-	win = kzalloc(sizeof(*win), GFP_KERNEL);
+	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
 	if (!win)
 		return -ENOMEM;
 	win->addr = addr;
 	win->len = len;
 	win->access = access;
 	win->salt = get_random_u32() | 1;
-	ret = xa_alloc(&ofile->windows, &id, win, xa_limit_31b, GFP_KERNEL);
-	if (ret) {
+	/* Cyclic: an index comes back only after 2^31 windows. */
+	ret = xa_alloc_cyclic(&ofile->windows, &id, win, xa_limit_31b,
+			      &ofile->windows_next, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
 		kfree(win);
 		return ret;
 	}
+	if (ret)
+		WRITE_ONCE(ofile->windows_wrapped, true);
 	*token = (u64)win->salt << 32 | id;
 	return 0;
+}
+
+/*
+ * The window of @token, or NULL: *@guess says whether the token can be a
+ * stale one (its window was unexposed; a peer may name it while the news
+ * travels) or must be a guess (its index holds another window, or was
+ * never given out).
+ */
+static struct ordma_window *ordma_window_find(struct ordma_file *ofile,
+					      u64 token, bool *guess)
+{
+	struct ordma_window *win = xa_load(&ofile->windows, (u32)token);
+	u32 idx = (u32)token;
+
+	if (win && win->salt == (u32)(token >> 32))
+		return win;
+	*guess = win || (!READ_ONCE(ofile->windows_wrapped) &&
+			 (!idx || idx >= READ_ONCE(ofile->windows_next)));
+	return NULL;
 }
 
 static struct ordma_window *ordma_window_lookup(struct ordma_file *ofile,
 						u64 token)
 {
-	struct ordma_window *win = xa_load(&ofile->windows, (u32)token);
+	bool guess;
 
-	if (!win || win->salt != (u32)(token >> 32))
-		return NULL;
-	return win;
+	return ordma_window_find(ofile, token, &guess);
 }
 
 /**
@@ -254,20 +275,22 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
  * The caller holds @ofile->windows_rwsem for read from this check until its
  * copy is done, so a concurrent unexpose waits for the access.
  *
- * Return: 0, -ENOENT (no such window), -EACCES (not exposed for @access) or
- * -ERANGE (outside the window).
+ * Return: 0, -ENOENT (no such window: unexposed), -EKEYREJECTED (no such
+ * window, and no token this file gave out: a guess), -EACCES (not exposed
+ * for @access) or -ERANGE (outside the window).
  */
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 		       u32 access, u64 *uaddr)
 {
 	struct ordma_window *win;
+	bool guess;
 	int ret = 0;
 
 	lockdep_assert_held_read(&ofile->windows_rwsem);
 	rcu_read_lock();
-	win = ordma_window_lookup(ofile, token);
+	win = ordma_window_find(ofile, token, &guess);
 	if (!win)
-		ret = -ENOENT;
+		ret = guess ? -EKEYREJECTED : -ENOENT;
 	else if (!(win->access & access))
 		ret = -EACCES;
 	else if (off > win->len || len > win->len - off)

@@ -20,6 +20,10 @@
  * @objs: channels and listeners by id, protected by the xarray's lock;
  *	each entry holds a reference
  * @windows: exposed windows by index (the low 32 bits of the token)
+ * @windows_next: the next index to give out (xa_alloc_cyclic(), under the
+ *	xarray's lock; read once without it)
+ * @windows_wrapped: indices are given out again: a token naming no window
+ *	may be a stale one whatever its index (WRITE_ONCE, READ_ONCE)
  * @windows_rwsem: held for read by the data path from the window check to
  *	the end of the copy, for write by ORDMA_IOC_UNEXPOSE: once unexpose
  *	returns, no peer access to that window is still running
@@ -49,6 +53,8 @@ struct ordma_file {
 	unsigned long lock_limit;
 	struct xarray objs;
 	struct xarray windows;
+	u32 windows_next;
+	bool windows_wrapped;
 	struct rw_semaphore windows_rwsem;	/* see above */
 	spinlock_t cq_lock;		/* cq, cq_len */
 	struct list_head cq;		/* cq_lock */

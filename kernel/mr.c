@@ -3,9 +3,10 @@
  * Registered segments: the zero-copy half of a transfer.
  *
  * A segment is a range of a user buffer that the channel's registration
- * worker (chan->reg_work) pins and registers as an MR of the device's PD
- * with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, checked
- * against the owner's RLIMIT_MEMLOCK here). While it does, the data path
+ * worker (chan->reg_work) pins and registers as an MR of the channel's own
+ * PD with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, checked
+ * against the owner's RLIMIT_MEMLOCK here), so its rkey works on that
+ * channel's QP alone. While it does, the data path
  * worker keeps copying the head of the buffer through pool chunks; it sends
  * straight from the segment once the segment comes back ready. When the
  * last send from a segment has completed the worker gives it back and the
@@ -59,6 +60,15 @@ static int ordma_seg_charge(struct ordma_file *ofile, u32 npages)
 	if (atomic64_read(&ofile->mm->pinned_vm) + npages > ofile->lock_limit)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * The address an MR of ours gives its first byte: the peer learns where in
+ * a page a buffer starts, not where in our address space it lies.
+ */
+static u64 ordma_seg_iova(u64 uaddr)
+{
+	return ORDMA_IOVA_BASE + offset_in_page(uaddr);
 }
 
 /* Undo ordma_seg_prepare(); feeds the model the time it took. */
@@ -134,7 +144,8 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	 * A source is only read (no FOLL_WRITE: read-only mappings work); a
 	 * destination is offered to the peer for RDMA WRITE.
 	 */
-	mr = ib_reg_user_mr(odev->pd, seg->uaddr, seg->len, seg->uaddr,
+	mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
+			    ordma_seg_iova(seg->uaddr),
 			    seg->write ? IB_ACCESS_LOCAL_WRITE |
 					 IB_ACCESS_REMOTE_WRITE : 0);
 	if (IS_ERR(mr))

@@ -124,7 +124,6 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
 /**
  * struct ordma_dev - per-ib_device context, built by the ib_client .add
  * @ibdev: the RDMA device this context serves
- * @pd: protection domain for everything ordma allocates on @ibdev
  * @cdev: class device, /sys/class/ordma/<ibdev>/
  * @kref: users of the context; the ib_client owns the first reference
  * @released: completed when the last reference is dropped, so .remove can
@@ -154,10 +153,15 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
  * @bytes_placed: payload bytes the peer wrote straight into receive buffers
  * @pages_pinned: user pages pinned now
  * @mrs_live: MRs holding a registration now
+ * @peer_faults: channels failed because their peer broke a rule
+ *	(ordma_chan_fault(): EPROTO, ENOBUFS, EACCES, ETIMEDOUT)
+ * @token_guesses: window tokens peers named that no window of the file
+ *	ever had (not counting those unexposed since)
+ * @progress_ms: a channel whose posted sends all stay incomplete this long
+ *	fails with -ETIMEDOUT, the sysfs knob progress_timeout_ms (READ_ONCE)
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
-	struct ib_pd *pd;
 	struct ordma_pool pool;
 	struct mutex chans_lock;	/* chans, dying, nbuilding */
 	struct list_head chans;		/* chans_lock */
@@ -181,11 +185,19 @@ struct ordma_dev {
 	atomic64_t bytes_placed;
 	atomic64_t pages_pinned;
 	atomic_t mrs_live;
+	atomic64_t peer_faults;
+	atomic64_t token_guesses;
+	u32 progress_ms;
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;
 	struct list_head node;		/* ordma_devs_lock */
 };
+
+/* Default of progress_timeout_ms, and its bounds. */
+#define ORDMA_PROGRESS_MS	30000
+#define ORDMA_PROGRESS_MS_MIN	100
+#define ORDMA_PROGRESS_MS_MAX	3600000
 
 /* dev.c */
 struct ordma_dev *ordma_dev_create(struct ib_device *ibdev);

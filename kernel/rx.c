@@ -30,7 +30,7 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 		return;
 	}
 	if (off != op->done || plen > op->len - op->done) {
-		ordma_chan_fail(chan, -EPROTO);
+		ordma_chan_fault(chan, -EPROTO);
 		return;
 	}
 	if (!mm_ok ||
@@ -202,7 +202,7 @@ static bool ordma_rx_send_imm(struct ordma_chan *chan,
 	ordma_chan_assert_run(chan);
 	if (chunk->imm != ORDMA_WIRE_IMM_MSG || !len ||
 	    len > ORDMA_WIRE_SIMM_MAX || len > chan->rx_size - ORDMA_HDR_LEN) {
-		ordma_chan_fail(chan, -EPROTO);
+		ordma_chan_fault(chan, -EPROTO);
 		return false;
 	}
 	ordma_rx_account(chan, true, len);
@@ -322,7 +322,7 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 		return false;
 	}
 bad:
-	ordma_chan_fail(chan, -EPROTO);
+	ordma_chan_fault(chan, -EPROTO);
 	return false;
 }
 
@@ -352,7 +352,7 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		}
 		if (hdr->opcode == ORDMA_WIRE_NOTIFY) {
 			if (op->started) {
-				ordma_chan_fail(chan, -EPROTO);
+				ordma_chan_fault(chan, -EPROTO);
 				return progress;
 			}
 			/*
@@ -384,7 +384,7 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			if (off || (placed &&
 				    (!op->planned || op->op_id !=
 				     le64_to_cpu(hdr->msg.msg_id)))) {
-				ordma_chan_fail(chan, -EPROTO);
+				ordma_chan_fault(chan, -EPROTO);
 				return progress;
 			}
 			if (total > op->len) {
@@ -401,7 +401,7 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		if (off != op->done || total != op->posted || n > total - off ||
 		    le64_to_cpu(hdr->msg.msg_id) != op->op_id ||
 		    (placed && !ordma_rx_offered(op, off, n))) {
-			ordma_chan_fail(chan, -EPROTO);
+			ordma_chan_fault(chan, -EPROTO);
 			return progress;
 		}
 		if (placed) {

@@ -104,21 +104,49 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 	ordma_free_chunks(chan, &chan->remote_reads);
 	ordma_free_chunks(chan, &chan->rx_ring);
 	chan->rx_spare = 0;
-	list_for_each_entry_safe(c, ctmp, &chan->ctrl, node) {
-		list_del(&c->node);
-		kfree(c);
-	}
+	list_for_each_entry_safe(c, ctmp, &chan->ctrl, node)
+		ordma_ctrl_done(chan, c);
 	ordma_places_prune(&chan->tx_early, U64_MAX);
 	ordma_rx_wr_end(chan);
 	ordma_tx_stand_drop(chan);
 	ordma_rx_stand_drop(chan);
 }
 
+/*
+ * Progress. A send completes once the peer's side took it; a peer that
+ * posts no receives leaves ours retrying for ever (RNR retry is our flow
+ * control, rnr_retry_count 7). When the sends posted have all stayed
+ * incomplete for the device's progress_timeout_ms, the channel fails with
+ * -ETIMEDOUT and gives back what it held. chan->stall brings the worker
+ * round to look while sends are posted.
+ */
+static bool ordma_xfer_stalled(struct ordma_chan *chan)
+{
+	unsigned long limit;
+
+	ordma_chan_assert_run(chan);
+	if (!chan->tx_posted)
+		return false;
+	limit = msecs_to_jiffies(READ_ONCE(chan->odev->progress_ms));
+	if (time_after(jiffies, chan->tx_moved + limit))
+		return true;
+	if (!timer_pending(&chan->stall))
+		mod_timer(&chan->stall, chan->tx_moved + limit + 1);
+	return false;
+}
+
+static void ordma_xfer_stall_timer(struct timer_list *t)
+{
+	struct ordma_chan *chan = from_timer(chan, t, stall);
+
+	ordma_chan_kick(chan);
+}
+
 /* One pass over everything; true if anything moved. */
 static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 {
 	enum ordma_chan_phase phase;
-	bool progress;
+	bool progress, parked;
 	LIST_HEAD(tx_done);
 	LIST_HEAD(done);
 	LIST_HEAD(sub);
@@ -133,7 +161,9 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	 */
 	spin_lock_irq(&chan->lock);
 	list_splice_init(&chan->tx_done, &tx_done);
-	list_splice_init(&chan->done, &done);
+	parked = chan->parked;
+	if (!parked)
+		list_splice_init(&chan->done, &done);
 	list_splice_init(&chan->submitted, &sub);
 	phase = chan->phase;
 	err = chan->err;
@@ -151,6 +181,13 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	 */
 	ordma_xfer_take_submitted(chan, &sub);
 	ordma_xfer_reap(chan, &tx_done, &done, true, mm_ok);
+	/*
+	 * Not accepted yet: nothing the peer sent is looked at; its reserved
+	 * receive is posted. Dead, accept() or the listener closes it.
+	 */
+	if (parked)
+		return chan->qp && phase != ORDMA_PHASE_DEAD &&
+		       ordma_rx_refill(chan);
 
 	if (phase == ORDMA_PHASE_DEAD) {
 		/*
@@ -191,6 +228,10 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	progress |= ordma_rx_early(chan);
 	ordma_rx_take_segs(chan, &segs);
 	progress |= ordma_tx_progress(chan, mm_ok);
+	if (ordma_xfer_stalled(chan)) {
+		ordma_chan_fault(chan, -ETIMEDOUT);
+		return true;
+	}
 	return progress;
 }
 
@@ -219,6 +260,7 @@ static void ordma_chan_work(struct work_struct *work)
 void ordma_xfer_init(struct ordma_chan *chan)
 {
 	INIT_WORK(&chan->work, ordma_chan_work);
+	timer_setup(&chan->stall, ordma_xfer_stall_timer, 0);
 	ordma_wr_init(chan);
 }
 

@@ -96,6 +96,8 @@ ORDMA_DEV_SHOW(reg_ns, atomic64_read(&odev->reg_ns));
 ORDMA_DEV_SHOW(hidden_ns, atomic64_read(&odev->hidden_ns));
 ORDMA_DEV_SHOW(fallbacks, atomic64_read(&odev->fallbacks));
 ORDMA_DEV_SHOW(bytes_placed, atomic64_read(&odev->bytes_placed));
+ORDMA_DEV_SHOW(peer_faults, atomic64_read(&odev->peer_faults));
+ORDMA_DEV_SHOW(token_guesses, atomic64_read(&odev->token_guesses));
 
 /* One value of the cost model, read under its lock. */
 #define ORDMA_MODEL_SHOW(_name)						\
@@ -140,6 +142,28 @@ static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(mode);
 
+static ssize_t progress_timeout_ms_show(struct device *dev,
+					struct device_attribute *attr,
+					char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(to_ordma_dev(dev)->progress_ms));
+}
+
+static ssize_t progress_timeout_ms_store(struct device *dev,
+					 struct device_attribute *attr,
+					 const char *buf, size_t count)
+{
+	u32 ms;
+
+	if (kstrtou32(buf, 10, &ms) || ms < ORDMA_PROGRESS_MS_MIN ||
+	    ms > ORDMA_PROGRESS_MS_MAX)
+		return -EINVAL;
+	WRITE_ONCE(to_ordma_dev(dev)->progress_ms, ms);
+	return count;
+}
+static DEVICE_ATTR_RW(progress_timeout_ms);
+
 ORDMA_POOL_SHOW(chunks_held, pool->chunks_total - pool->chunks_free)
 static DEVICE_ATTR_RO(chunks_held);
 
@@ -177,6 +201,9 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_fallbacks.attr,
 	&dev_attr_bytes_placed.attr,
 	&dev_attr_mode.attr,
+	&dev_attr_progress_timeout_ms.attr,
+	&dev_attr_peer_faults.attr,
+	&dev_attr_token_guesses.attr,
 	&dev_attr_model_pin_ns_page.attr,
 	&dev_attr_model_reg_ns.attr,
 	&dev_attr_model_copy_ps_byte.attr,

@@ -405,6 +405,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->read.token),
 				    start, total, ORDMA_ACCESS_REMOTE_READ,
 				    &uaddr);
+	status = ordma_rx_token_status(chan, status);
 	n = min_t(u64, total - sent, ordma_payload_max(chan, chunk));
 
 	ordma_hdr_start(hdr, ORDMA_WIRE_READ_RESP, 0);
@@ -484,8 +485,7 @@ bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 		if (c) {
 			memcpy(tx->chunk->buf, &c->hdr, sizeof(c->hdr));
 			tx->chunk->len = ORDMA_HDR_LEN;
-			list_del(&c->node);
-			kfree(c);
+			ordma_ctrl_done(chan, c);
 			filled = true;
 		} else if (!data) {
 			ordma_tx_fill_credit(tx->chunk);
@@ -574,6 +574,7 @@ void ordma_tx_complete(struct ordma_chan *chan, struct ordma_tx *tx)
 
 	ordma_chan_assert_run(chan);
 	chan->tx_posted--;
+	chan->tx_moved = jiffies;
 	if (op) {
 		op->inflight--;
 		op->echoed = true;

@@ -14,14 +14,20 @@
 #include "xfer.h"
 #include "entry.h"
 
-/* A REVOKE or REVOKED of the standing offer of window @token. */
+/*
+ * A REVOKE of the standing offer of window @token, or the REVOKED that
+ * answers the peer's.
+ */
 static void ordma_ctrl_revoke(struct ordma_chan *chan, u8 opcode, u64 token)
 {
 	struct ordma_wire_hdr h;
 
 	ordma_hdr_start(&h, opcode, 0);
 	h.revoke.token = cpu_to_le64(token);
-	ordma_ctrl_queue(chan, &h);
+	if (opcode == ORDMA_WIRE_REVOKED)
+		ordma_ctrl_answer(chan, &h);
+	else
+		ordma_ctrl_queue(chan, &h);
 }
 
 /* The WRITE_ACK of write @write_id: @err 0 or a negative errno. */
@@ -32,7 +38,7 @@ static void ordma_rx_write_ack(struct ordma_chan *chan, u64 write_id, int err)
 	ordma_hdr_start(&h, ORDMA_WIRE_WRITE_ACK, 0);
 	h.ack.write_id = cpu_to_le64(write_id);
 	h.status = cpu_to_le32(-err);
-	ordma_ctrl_queue(chan, &h);
+	ordma_ctrl_answer(chan, &h);
 }
 
 /*
@@ -393,6 +399,7 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, token, base, total,
 				    ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+	status = ordma_rx_token_status(chan, status);
 	if (!status && (off < base || off - base > total ||
 			plen > total - (off - base)))
 		status = -EPROTO;
@@ -516,7 +523,7 @@ bool ordma_rx_write_imm(struct ordma_chan *chan,
 		offered |= seg->offered;
 	if ((chunk->imm & ~ORDMA_WIRE_IMM_NOTIFY) != ORDMA_WIRE_IMM_STANDING ||
 	    !offered) {
-		ordma_chan_fail(chan, -EPROTO);
+		ordma_chan_fault(chan, -EPROTO);
 		return false;
 	}
 	ordma_rx_account(chan, true, chunk->len);

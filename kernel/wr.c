@@ -124,6 +124,10 @@ static u32 ordma_rx_target(struct ordma_chan *chan)
 	u32 ends = max(1, atomic_read(&chan->odev->nchans));
 	u32 share = ordma_pool_target(&chan->odev->pool) / (4 * ends);
 
+	/* Stale at worst by one pass: accept() kicks after it clears it. */
+	if (READ_ONCE(chan->parked))
+		return 1;
+
 	return clamp_t(u32, share, 1,
 		       min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan)));
 }
@@ -163,7 +167,7 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 				      chan->rx_size, DMA_FROM_DEVICE);
 	sge.addr = chunk->dma;
 	sge.length = chan->rx_size;
-	sge.lkey = chan->odev->pd->local_dma_lkey;
+	sge.lkey = chan->pd->local_dma_lkey;
 	wr.wr_cqe = &chunk->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -239,19 +243,75 @@ void ordma_rx_placed(struct ordma_chan *chan, u64 n)
 	atomic64_add(n, &chan->odev->bytes_placed);
 }
 
-/* Queue a header-only message, built with ordma_hdr_start(), to send. */
-void ordma_ctrl_queue(struct ordma_chan *chan, const struct ordma_wire_hdr *hdr)
+static void ordma_ctrl_add(struct ordma_chan *chan,
+			   const struct ordma_wire_hdr *hdr, bool answer)
 {
 	struct ordma_ctrl *c;
 
 	ordma_chan_assert_run(chan);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kmalloc(sizeof(*c), GFP_KERNEL);
 	if (!c) {
 		ordma_chan_fail(chan, -ENOMEM);
 		return;
 	}
 	c->hdr = *hdr;
+	c->answer = answer;
+	chan->ctrl_answers += answer;
 	list_add_tail(&c->node, &chan->ctrl);
+}
+
+/* Queue a header-only message, built with ordma_hdr_start(), to send. */
+void ordma_ctrl_queue(struct ordma_chan *chan, const struct ordma_wire_hdr *hdr)
+{
+	ordma_ctrl_add(chan, hdr, false);
+}
+
+/*
+ * Queue the answer to a message of the peer (a WRITE_ACK, a REVOKED). The
+ * peer decides how many it asks for; if it does not take them (it posts no
+ * receives, so our sends stall), more than ORDMA_ANSWERS_MAX waiting fail
+ * the channel instead of growing kernel memory.
+ */
+void ordma_ctrl_answer(struct ordma_chan *chan,
+		       const struct ordma_wire_hdr *hdr)
+{
+	ordma_chan_assert_run(chan);
+	if (chan->ctrl_answers >= ORDMA_ANSWERS_MAX) {
+		ordma_chan_fault(chan, -ENOBUFS);
+		return;
+	}
+	ordma_ctrl_add(chan, hdr, true);
+}
+
+/**
+ * ordma_rx_token_status() - what the peer hears of the window it named
+ * @chan: the channel
+ * @status: ordma_window_check()'s verdict on the token
+ *
+ * A guess (-EKEYREJECTED: a token the file never gave out) is counted, and
+ * the peer told -ENOENT, as for a window unexposed since; the
+ * ORDMA_GUESSES_MAX-th guess on a channel fails it with -EACCES.
+ *
+ * Return: @status, or -ENOENT for a guess.
+ */
+int ordma_rx_token_status(struct ordma_chan *chan, int status)
+{
+	ordma_chan_assert_run(chan);
+	if (status != -EKEYREJECTED)
+		return status;
+	atomic64_inc(&chan->odev->token_guesses);
+	if (++chan->guesses >= ORDMA_GUESSES_MAX)
+		ordma_chan_fault(chan, -EACCES);
+	return -ENOENT;
+}
+
+/* A queued header-only message goes out (or is dropped): forget it. */
+void ordma_ctrl_done(struct ordma_chan *chan, struct ordma_ctrl *c)
+{
+	ordma_chan_assert_run(chan);
+	chan->ctrl_answers -= c->answer;
+	list_del(&c->node);
+	kfree(c);
 }
 
 /* The credit we give the peer: our receives posted for its payload. */
@@ -284,7 +344,7 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 {
 	struct ordma_chunk *chunk = tx->chunk;
 	struct ordma_wire_hdr *hdr = chunk->buf;
-	u32 lkey = chan->odev->pd->local_dma_lkey;
+	u32 lkey = chan->pd->local_dma_lkey;
 	u32 plen = chunk->len - ORDMA_HDR_LEN;
 	struct ordma_seg *seg = tx->seg;
 	struct ib_send_wr wr = {}, *first = &wr;
@@ -374,6 +434,7 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		op->announced = true;
 	if (!chan->tx_posted++) {
 		/* The queue gets busy: a new wire window. */
+		chan->tx_moved = jiffies;
 		chan->tx_mark = ordma_now();
 		chan->tx_bytes = 0;
 	}

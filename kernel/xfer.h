@@ -9,10 +9,14 @@
 
 #include "chan.h"
 
-/* A header-only message waiting for a send slot. */
+/*
+ * A header-only message waiting for a send slot; @answer: to a message of
+ * the peer, counted in chan->ctrl_answers.
+ */
 struct ordma_ctrl {
 	struct list_head node;
 	struct ordma_wire_hdr hdr;
+	bool answer;
 };
 
 /*
@@ -39,6 +43,10 @@ bool ordma_rx_refill(struct ordma_chan *chan);
 void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len);
 void ordma_rx_placed(struct ordma_chan *chan, u64 n);
 void ordma_ctrl_queue(struct ordma_chan *chan, const struct ordma_wire_hdr *hdr);
+void ordma_ctrl_answer(struct ordma_chan *chan,
+		       const struct ordma_wire_hdr *hdr);
+void ordma_ctrl_done(struct ordma_chan *chan, struct ordma_ctrl *c);
+int ordma_rx_token_status(struct ordma_chan *chan, int status);
 bool ordma_rx_credit_due(struct ordma_chan *chan);
 struct ordma_tx *ordma_tx_get(struct ordma_chan *chan);
 int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,

@@ -52,6 +52,7 @@ struct wire_hdr {
 #define WIRE_IMM_NOTIFY	1
 #define WIRE_IMM_MSG	0x4f530000
 #define WIRE_SIMM_MAX	16384
+#define IOVA_BASE	(1ULL << 40)	/* kernel/chan.h, ORDMA_IOVA_BASE */
 
 FIXTURE(proto) {
 	int fd;
@@ -969,7 +970,8 @@ TEST_F(proto, peer_writes_into_offered_range)
 	ASSERT_EQ((uint32_t)(PL_LEN - 1), offer.status);
 	ASSERT_LT((uint64_t)2 * PL_FIRST, offer.total_len);
 	ASSERT_GE((uint64_t)PL_LEN, offer.total_len);
-	ASSERT_EQ((unsigned long)rbuf, offer.base);
+	/* The address is no address of ours: where in a page, no more. */
+	ASSERT_EQ(IOVA_BASE + ((unsigned long)rbuf & 4095), offer.base);
 	end = offer.total_len;
 	ASSERT_EQ(0, place_write(self, &pp, 0, PL_FIRST, offer.base,
 				 (uint32_t)offer.token, 1));
@@ -1388,6 +1390,464 @@ TEST_F(proto, notify_of_unknown_write_closes_channel)
 	ASSERT_EQ(0, wire_send(self, &pp, &h, NULL));
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 	place_peer_fini(&pp);
+}
+
+/* -- trust: what a peer can reach and make ordma hold ----------------------- */
+
+#define WIRE_READ_REQ	5
+#define WIRE_READ_RESP	6
+#define GUESSES_MAX	8	/* kernel/chan.h, ORDMA_GUESSES_MAX */
+
+static int chan_state(FIXTURE_DATA(proto) *self, __u32 chan)
+{
+	struct ordma_chan_info ci = { .size = sizeof(ci), .chan_id = chan };
+
+	if (ioctl(self->fd, ORDMA_IOC_CHAN_INFO, &ci))
+		return -1;
+	return ci.out_state;
+}
+
+static int sysfs_put(const char *attr, unsigned long long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", attr);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%llu", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* A /proc/meminfo value, KiB. */
+static long long meminfo(const char *key)
+{
+	char line[128];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = atoll(line + n + 1);
+	fclose(f);
+	return v;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !p[i])
+		i++;
+	return i == n;
+}
+
+/* Poll the peer's CQ for @ms: -1 if ordma sent it anything. */
+static int peer_hears_nothing(FIXTURE_DATA(proto) *self, int ms)
+{
+	struct ibv_wc wc;
+	int n;
+
+	while (ms-- > 0) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || (n == 1 && wc.opcode == IBV_WC_RECV))
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * A connection nobody accepted names a valid window token: its WRITE lands
+ * nowhere and gets no answer while it waits. Once the application accepts
+ * the channel, the write goes in and is acknowledged: waiting lost nothing.
+ */
+TEST_F(proto, unaccepted_peer_writes_no_window)
+{
+	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .flags = WIRE_F_LAST, .payload_len = 4096,
+			      .total_len = 4096, .op_id = 1 };
+	struct place_peer pp;
+
+	ASSERT_NE(MAP_FAILED, win);
+	memset(win, 0, 8192);
+	h.token = expose_window(_metadata, self, win, 8192);
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	ASSERT_EQ(0, wire_send(self, &pp, &h, pp.src));
+	ASSERT_EQ(0, peer_hears_nothing(self, 500));
+	ASSERT_TRUE(all_zero(win, 8192)) TH_LOG("an unaccepted peer wrote");
+	ASSERT_EQ(0, pp.nacks);
+
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	ASSERT_EQ(0, window_holds(win, pp.src, 4096));
+	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.nacks, 1));
+	EXPECT_EQ(0U, pp.acks[0]);
+	EXPECT_TRUE(all_zero(win + 4096, 4096));
+	place_peer_fini(&pp);
+	munmap(win, 8192);
+}
+
+/* The same for a READ_REQ: nothing of the window leaves before accept. */
+TEST_F(proto, unaccepted_peer_reads_no_window)
+{
+	struct ordma_expose e = { .size = sizeof(e), .len = 4096,
+				  .access = ORDMA_ACCESS_REMOTE_READ };
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct wire_hdr *h = (struct wire_hdr *)self->buf;
+	unsigned char win[4096];
+	struct ibv_wc wc;
+	int k, n, tries = 0;
+
+	for (k = 0; k < 4096; k++)
+		win[k] = (unsigned char)(k * 7 + 3);
+	e.addr = (uintptr_t)win;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_EXPOSE, &e));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	for (k = 1; k < 4; k++)
+		ASSERT_EQ(0, credit_post_recv(self, k));
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_READ_REQ;
+	h->total_len = 512;
+	h->base = 1024;
+	h->token = e.out_token;
+	h->op_id = 1;
+	h->credits = 3;		/* the receives posted above */
+	ASSERT_EQ(0, hostile_send(self, sizeof(*h)));
+	ASSERT_EQ(0, peer_hears_nothing(self, 500))
+		TH_LOG("an unaccepted peer got an answer");
+
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	for (;;) {
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		ASSERT_LE(0, n);
+		ASSERT_GT(10000, tries);
+		if (n == 0) {
+			tries++;
+			usleep(1000);
+			continue;
+		}
+		ASSERT_EQ((int)IBV_WC_SUCCESS, (int)wc.status);
+		h = (struct wire_hdr *)(self->buf + 1024 * wc.wr_id);
+		if (wc.opcode == IBV_WC_RECV && h->opcode == WIRE_READ_RESP)
+			break;
+		ASSERT_EQ(0, credit_post_recv(self, wc.wr_id));
+	}
+	ASSERT_EQ(0U, h->status);
+	ASSERT_EQ(512U, h->payload_len);
+	EXPECT_EQ(0, memcmp(h + 1, win + 1024, 512));
+}
+
+/*
+ * A peer that posts no receives streams REVOKEs: each asks for a REVOKED
+ * that cannot go out. Past ORDMA_ANSWERS_MAX waiting the channel fails
+ * with ENOBUFS, and the kernel memory it took stays small.
+ */
+TEST_F(proto, revoke_flood_without_receives_closes_channel)
+{
+	struct wire_hdr *h = (struct wire_hdr *)self->buf;
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
+			       .length = sizeof(*h) };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	unsigned long long faults0, faults1;
+	long long slab0, slab1;
+	char rbuf[64];
+	struct ibv_wc wc[8];
+	int sent = 0, posted = 0, n, idle = 0;
+	__u32 chan;
+
+	/* Counted, not read first: the flood still runs where it is missing. */
+	faults0 = faults1 = 0;
+	EXPECT_EQ(0, sysfs_get("peer_faults", &faults0));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	sge.lkey = self->mr->lkey;
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_REVOKE;
+	slab0 = meminfo("SUnreclaim");
+	ASSERT_LT(0, slab0);
+	while (sent < 100000 && idle < 5000) {
+		while (posted < 8) {
+			h->op_id = 1000 + sent + posted;	/* REVOKE's token */
+			ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
+			posted++;
+		}
+		n = ibv_poll_cq(self->cq, 8, wc);
+		ASSERT_LE(0, n);
+		if (n && wc[n - 1].status != IBV_WC_SUCCESS)
+			break;	/* the channel is gone */
+		posted -= n;
+		sent += n;
+		idle = n ? 0 : idle + 1;
+		if (!n)
+			usleep(1000);
+		if (!(sent % 256) && chan_state(self, chan) !=
+		    ORDMA_CHAN_CONNECTED)
+			break;
+	}
+	slab1 = meminfo("SUnreclaim");
+	TH_LOG("%d REVOKEs taken; unreclaimable slab %+lld KiB", sent,
+	       slab1 - slab0);
+	EXPECT_EQ(-ENOBUFS, wait_res(self->fd));
+	EXPECT_GT(4096, slab1 - slab0);
+	EXPECT_EQ(0, sysfs_get("peer_faults", &faults1));
+	EXPECT_EQ(1ULL, faults1 - faults0);
+}
+
+/*
+ * Post a WRITE of 8 bytes into window @token and wait for its ack (0, its
+ * status in *@status) or for the channel to close (1).
+ */
+static int token_try(FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		     __u32 chan, __u64 token, __u64 id, uint32_t *status)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_WRITE,
+			      .flags = WIRE_F_LAST, .payload_len = 8,
+			      .total_len = 8, .token = token, .op_id = id };
+	struct ibv_wc wc;
+	int tries = 0, n;
+
+	pp->nacks = 0;
+	if (wire_send(self, pp, &h, "guessing"))
+		return chan_state(self, chan) != ORDMA_CHAN_CONNECTED ? 1 : -1;
+	while (!pp->nacks) {
+		if (chan_state(self, chan) != ORDMA_CHAN_CONNECTED)
+			return 1;
+		n = ibv_poll_cq(self->cq, 1, &wc);
+		if (n < 0 || tries++ > 10000)
+			return -1;
+		if (n)
+			place_note_recv(self, pp, &wc);
+		else
+			usleep(1000);
+	}
+	*status = pp->acks[0];
+	return 0;
+}
+
+/*
+ * A peer names window tokens. One of a window unexposed since (its index
+ * was given out) is stale, not a guess: ENOENT, as often as it likes. A
+ * token with a live window's index but another random half, or an index
+ * never given out, is a guess: ENOENT too, and the GUESSES_MAX-th closes the
+ * channel with EACCES, long before 10^5 tries.
+ */
+TEST_F(proto, token_guesses_close_channel)
+{
+	struct ordma_unexpose u = { .size = sizeof(u) };
+	unsigned char win[4096], gone[64];
+	unsigned long long g0, g1;
+	struct place_peer pp;
+	__u64 token, stale, try = 1;
+	uint32_t st = 0;
+	int i, ret = 0;
+	__u32 chan;
+	char rbuf[64];
+
+	memset(win, 0, sizeof(win));
+	token = expose_window(_metadata, self, win, sizeof(win));
+	stale = expose_window(_metadata, self, gone, sizeof(gone));
+	u.token = stale;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_UNEXPOSE, &u));
+	g0 = g1 = 0;
+	EXPECT_EQ(0, sysfs_get("token_guesses", &g0));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	for (i = 0; i < 3 * GUESSES_MAX; i++) {
+		ASSERT_EQ(0, token_try(self, &pp, chan, stale, try++, &st));
+		ASSERT_EQ((uint32_t)ENOENT, st);
+	}
+	EXPECT_EQ(0, sysfs_get("token_guesses", &g1));
+	ASSERT_EQ(g0, g1);
+	for (i = 0; i < 100000; i++) {
+		/* Alternately: the live index with a wrong half; no index. */
+		__u64 guess = i % 2 ? (token ^ ((__u64)(i + 1) << 33)) :
+				      (token + 1000 + i);
+
+		ret = token_try(self, &pp, chan, guess, try++, &st);
+		if (ret)
+			break;
+		ASSERT_EQ((uint32_t)ENOENT, st);
+	}
+	EXPECT_EQ(1, ret);
+	EXPECT_EQ(GUESSES_MAX - 1, i);
+	TH_LOG("closed after %d guesses", i + 1);
+	EXPECT_EQ(-EACCES, wait_res(self->fd));
+	EXPECT_EQ(0, sysfs_get("token_guesses", &g1));
+	EXPECT_EQ((unsigned long long)GUESSES_MAX, g1 - g0);
+	EXPECT_TRUE(all_zero(win, sizeof(win)));
+	place_peer_fini(&pp);
+}
+
+/*
+ * A peer that takes none of ordma's sends (it posts no receives: RNR for
+ * ever) gets its channel failed with ETIMEDOUT after progress_timeout_ms,
+ * and the send with it.
+ */
+TEST_F(proto, peer_taking_nothing_times_out)
+{
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .addr = (unsigned long)"hello", .len = 5 };
+	unsigned long long faults0, faults1, old;
+	struct timespec t0, t1;
+	long long res;
+	double secs;
+
+	ASSERT_EQ(0, sysfs_get("progress_timeout_ms", &old));
+	ASSERT_EQ(30000ULL, old);
+	ASSERT_EQ(-1, sysfs_put("progress_timeout_ms", 99));
+	ASSERT_EQ(0, sysfs_put("progress_timeout_ms", 1000));
+	ASSERT_EQ(0, sysfs_get("peer_faults", &faults0));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	s.chan_id = a.out_chan_id;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	res = wait_res(self->fd);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, sysfs_put("progress_timeout_ms", old));
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	TH_LOG("failed after %.2f s", secs);
+	EXPECT_EQ(-ETIMEDOUT, res);
+	EXPECT_LE(0.9, secs);
+	ASSERT_EQ(0, sysfs_get("peer_faults", &faults1));
+	EXPECT_EQ(1ULL, faults1 - faults0);
+}
+
+/* A second raw peer, with a QP of its own in a PD of its own. */
+struct raw_peer {
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned char buf[4096];
+};
+
+static int raw_connect(FIXTURE_DATA(proto) *self, struct raw_peer *rp)
+{
+	struct wire_cm priv = { .version = WIRE_VERSION, .rx_size = 65536 };
+	struct rdma_conn_param param = {
+		.private_data = &priv, .private_data_len = sizeof(priv),
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+	};
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(self->port) };
+
+	memset(rp, 0, sizeof(*rp));
+	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
+	if (rdma_create_id(self->ec, &rp->id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(rp->id, NULL, (struct sockaddr *)&sin, 2000) ||
+	    next_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rdma_resolve_route(rp->id, 2000) ||
+	    next_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		return -1;
+	rp->pd = ibv_alloc_pd(rp->id->verbs);
+	rp->cq = ibv_create_cq(rp->id->verbs, 16, NULL, NULL, 0);
+	if (!rp->pd || !rp->cq)
+		return -1;
+	memset(rp->buf, 0xee, sizeof(rp->buf));
+	rp->mr = ibv_reg_mr(rp->pd, rp->buf, sizeof(rp->buf), 0);
+	qa.send_cq = rp->cq;
+	qa.recv_cq = rp->cq;
+	if (!rp->mr || rdma_create_qp(rp->id, rp->pd, &qa) ||
+	    rdma_connect(rp->id, &param) ||
+	    next_event(self->ec) != RDMA_CM_EVENT_ESTABLISHED)
+		return -1;
+	return 0;
+}
+
+static void raw_fini(struct raw_peer *rp)
+{
+	if (rp->id && rp->id->qp)
+		rdma_destroy_qp(rp->id);
+	if (rp->mr)
+		ibv_dereg_mr(rp->mr);
+	if (rp->cq)
+		ibv_destroy_cq(rp->cq);
+	if (rp->pd)
+		ibv_dealloc_pd(rp->pd);
+	if (rp->id)
+		rdma_destroy_id(rp->id);
+}
+
+/* RDMA WRITE @len bytes of rp->buf to @raddr/@rkey: its completion status. */
+static int raw_write(struct raw_peer *rp, uint64_t raddr, uint32_t rkey,
+		     uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)rp->buf, .length = len,
+			       .lkey = rp->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int n, tries = 0;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(rp->id->qp, &wr, &bad))
+		return -1;
+	while ((n = ibv_poll_cq(rp->cq, 1, &wc)) == 0 && tries++ < 20000)
+		usleep(1000);
+	return n == 1 ? (int)wc.status : -1;
+}
+
+/*
+ * Channel A offers a receive buffer; the key it offered is tried from
+ * channel B, another connection to the same listener, accepted too: the
+ * device refuses the write (B's QP is in another PD), and the buffer stays
+ * as it was.
+ */
+TEST_F(proto, rkey_of_one_channel_fails_on_another)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct place_peer pp;
+	struct wire_hdr offer;
+	struct raw_peer b;
+	int st;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	memset(rbuf, 0, PL_LEN);
+	place_early_offer(_metadata, self, rbuf, &pp, &offer);
+	ASSERT_EQ(0, raw_connect(self, &b));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	st = raw_write(&b, offer.base, (uint32_t)offer.token, 4096);
+	TH_LOG("channel B's write with channel A's key: %s",
+	       st < 0 ? "no completion" : ibv_wc_status_str(st));
+	EXPECT_EQ((int)IBV_WC_REM_ACCESS_ERR, st);
+	EXPECT_TRUE(all_zero(rbuf, PL_LEN));
+	raw_fini(&b);
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
 }
 
 TEST_HARNESS_MAIN
