@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The module skeleton in the guest: it attaches to rxe0, shows the context in
- * sysfs and in the RDMA core's resource tracker, follows the device's
- * removal, and unloads leaving nothing behind.
+ * sysfs, holds a protection domain per channel end (in the RDMA core's
+ * resource tracker) and none while idle, follows the device's removal, and
+ * unloads leaving nothing behind.
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <linux/ordma.h>
 
 #include "ordma_test.h"
 #include "kselftest_harness.h"
@@ -23,6 +26,12 @@ static int exists(const char *path)
 static int pd_listed(void)
 {
 	return ordma_sh_contains("rdma res show pd dev rxe0 2>/dev/null", "[ordma]");
+}
+
+/* Does the resource tracker list @n protection domains of ordma's? */
+static int pds_listed(int n)
+{
+	return !ordma_sh("test \"$(rdma res show pd dev rxe0 | grep -c '\\[ordma\\]')\" = %d", n);
 }
 
 TEST(rxe0_port_active)
@@ -46,9 +55,33 @@ TEST(sysfs_context_for_rxe0)
 	EXPECT_STREQ("rxe0\n", buf);
 }
 
-TEST(pd_in_resource_tracker)
+TEST(no_pd_while_idle)
 {
-	ASSERT_TRUE(pd_listed());
+	ASSERT_FALSE(pd_listed());
+}
+
+/*
+ * A channel connected to a listener of the same file: each end has a PD of
+ * its own, the one nobody accepted yet too; closing the file frees both.
+ */
+TEST(a_pd_per_channel_end)
+{
+	struct ordma_listen l = { .size = sizeof(l) };
+	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	int fd = open("/dev/ordma", O_RDWR | O_CLOEXEC), tries = 0;
+
+	ASSERT_LE(0, fd);
+	l.addr.family = AF_INET;
+	l.addr.port = htons(18690);
+	inet_pton(AF_INET, "192.0.2.1", l.addr.addr);
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_LISTEN, &l));
+	c.addr = l.addr;
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_CONNECT, &c));
+	EXPECT_TRUE(pds_listed(2));
+	close(fd);
+	while (pd_listed() && tries++ < 100)
+		usleep(10000);
+	EXPECT_FALSE(pd_listed());
 }
 
 TEST(chardev_opens)
@@ -66,11 +99,9 @@ TEST(link_delete_removes_context)
 {
 	ASSERT_EQ(0, ordma_sh("rdma link delete rxe0"));
 	EXPECT_FALSE(exists("/sys/class/ordma/rxe0"));
-	EXPECT_FALSE(pd_listed());
 
 	ASSERT_EQ(0, ordma_sh("rdma link add rxe0 type rxe netdev ordma0"));
 	EXPECT_TRUE(exists("/sys/class/ordma/rxe0"));
-	EXPECT_TRUE(pd_listed());
 }
 
 TEST(rmmod_leaves_nothing)
@@ -83,7 +114,7 @@ TEST(rmmod_leaves_nothing)
 
 	ASSERT_EQ(0, ordma_sh("insmod %s", ordma_ko()));
 	EXPECT_TRUE(exists("/sys/class/ordma/rxe0"));
-	EXPECT_TRUE(pd_listed());
+	EXPECT_FALSE(pd_listed());
 }
 
 TEST_HARNESS_MAIN
