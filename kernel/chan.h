@@ -92,6 +92,8 @@ enum ordma_seg_state {
  * @revoke: the window is being unexposed (WRITE_ONCE/READ_ONCE)
  * @revoke_sent: the REVOKE went out; deregistered at the peer's REVOKED
  *	(worker)
+ * @owner: a RECV's destination: the operation whose completion waits until
+ *	this is deregistered (its dereg_wait), or NULL
  */
 struct ordma_seg {
 	struct list_head op_node;	/* run */
@@ -117,6 +119,7 @@ struct ordma_seg {
 	bool standing;
 	bool revoke;			/* READ_ONCE, WRITE_ONCE */
 	bool revoke_sent;		/* run */
+	struct ordma_req *owner;
 };
 
 /**

@@ -19,6 +19,7 @@
 #include <linux/sched/mm.h>
 #include <linux/mm.h>
 #include <linux/capability.h>
+#include <linux/sched/user.h>
 
 #include "file.h"
 
@@ -36,6 +37,7 @@ struct ordma_file *ordma_file_alloc(void)
 		return NULL;
 	ofile->mm = current->mm;
 	mmgrab(ofile->mm);
+	ofile->user = get_current_user();
 	/* Pinning runs in a worker later: take the caller's limit now. */
 	ofile->lock_limit = capable(CAP_IPC_LOCK) ? ULONG_MAX :
 			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -70,6 +72,7 @@ static void ordma_file_release(struct kref *kref)
 	WARN_ON_ONCE(!xa_empty(&ofile->objs));
 	xa_destroy(&ofile->objs);
 	mmdrop(ofile->mm);
+	free_uid(ofile->user);
 	kfree(ofile);
 }
 

@@ -45,11 +45,15 @@
  * @wsegs_lock: protects @wsegs; taken inside no other lock of ordma
  * @wsegs: segments of our windows registered for peers' writes, on every
  *	channel of the file (struct ordma_seg w_node)
+ * @user: the owner's user (referenced): its locked_vm carries the pages
+ *	our registrations pin, reserved before they are pinned (mr.c)
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
- *	ULONG_MAX with CAP_IPC_LOCK); charged to mm->pinned_vm
+ *	ULONG_MAX with CAP_IPC_LOCK); the RDMA core charges them to
+ *	mm->pinned_vm as well
  */
 struct ordma_file {
 	struct mm_struct *mm;
+	struct user_struct *user;
 	unsigned long lock_limit;
 	struct xarray objs;
 	struct xarray windows;
@@ -128,6 +132,10 @@ struct ordma_window {
  *	WRITE_ACK (worker)
  * @announced: a header of this WRITE went out: the window's side knows
  *	its id (worker)
+ * @dereg_wait: its destination segments (a RECV's) still registered, which
+ *	the peer may write into: the completion waits for them.
+ *	ordma_op_complete() takes one more off; whoever takes it below zero
+ *	posts the completion (atomic)
  */
 struct ordma_req {
 	struct list_head node;
@@ -159,6 +167,7 @@ struct ordma_req {
 	bool notify;
 	bool standing;			/* chan->run */
 	bool announced;			/* chan->run */
+	atomic_t dereg_wait;
 };
 
 void ordma_ring_destroy(struct ordma_ring *ring);

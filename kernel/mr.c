@@ -4,14 +4,17 @@
  *
  * A segment is a range of a user buffer that the channel's registration
  * worker (chan->reg_work) pins and registers as an MR of the channel's own
- * PD with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, checked
- * against the owner's RLIMIT_MEMLOCK here), so its rkey works on that
- * channel's QP alone. While it does, the data path
- * worker keeps copying the head of the buffer through pool chunks; it sends
+ * PD with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, the
+ * pages reserved against the owner's RLIMIT_MEMLOCK first), so its rkey
+ * works on that channel's QP alone. While it does, the data path worker
+ * keeps copying the head of the buffer through pool chunks; it sends
  * straight from the segment once the segment comes back ready. When the
  * last send from a segment has completed the worker gives it back and the
  * registration worker deregisters it (ib_dereg_mr(), which unpins): none of
- * that is on the critical path of the transfer.
+ * that is on the critical path of a send. A receive's segments are
+ * destinations the peer may write into, so a RECV completes only once the
+ * last of them is deregistered (struct ordma_req dereg_wait); those the
+ * peer filled earlier are deregistered while the rest arrives.
  *
  * Why not fast registration (IB_WR_REG_MR on the channel's QP, MRs from an
  * ib_mr_pool)? Flow control between ordma endpoints is RNR retry, and
@@ -43,23 +46,39 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/kthread.h>
+#include <linux/sched/user.h>
 
 #include "chan.h"
 
 /*
- * Would pinning @npages more exceed the owner's RLIMIT_MEMLOCK? The RDMA
- * core charges mm->pinned_vm when it pins, but in a worker, which is always
- * allowed to: check against the limit the owner had when it opened the
- * file. Channels register concurrently, so the check may overshoot by one
- * segment per channel.
+ * Reserve @npages of the owner's RLIMIT_MEMLOCK before pinning them, as
+ * io_uring does: the RDMA core charges mm->pinned_vm when it pins, but its
+ * own check runs in our worker, which may always pin. What bounds the pages
+ * is the owner's user_struct locked_vm, against the limit the owner had
+ * when it opened the file: reserved with a compare-and-exchange, so
+ * channels registering at once never take more than the limit together
+ * (with every other file and io_uring ring of that user). CAP_IPC_LOCK at
+ * open lifts the limit.
  */
 static int ordma_seg_charge(struct ordma_file *ofile, u32 npages)
 {
+	unsigned long cur, next;
+
 	if (ofile->lock_limit == ULONG_MAX)
 		return 0;
-	if (atomic64_read(&ofile->mm->pinned_vm) + npages > ofile->lock_limit)
-		return -ENOMEM;
+	cur = atomic_long_read(&ofile->user->locked_vm);
+	do {
+		next = cur + npages;
+		if (next > ofile->lock_limit || next < cur)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&ofile->user->locked_vm, &cur, next));
 	return 0;
+}
+
+static void ordma_seg_uncharge(struct ordma_file *ofile, u32 npages)
+{
+	if (ofile->lock_limit != ULONG_MAX)
+		atomic_long_sub(npages, &ofile->user->locked_vm);
 }
 
 /*
@@ -90,6 +109,7 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	atomic_dec(&chan->mrs_live);
 	atomic64_sub(seg->pinned, &odev->pages_pinned);
 	atomic64_sub(seg->pinned, &chan->pages_pinned);
+	ordma_seg_uncharge(chan->ofile, seg->pinned);
 	seg->pinned = 0;
 }
 
@@ -106,11 +126,25 @@ static void ordma_seg_unlist(struct ordma_chan *chan, struct ordma_seg *seg)
 	wake_up_all(&ofile->unplace_wait);
 }
 
+/*
+ * A RECV's segment is deregistered: the RECV completes if it is done and
+ * this was the last (struct ordma_req dereg_wait).
+ */
+static void ordma_seg_disown(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_req *op = seg->owner;
+
+	seg->owner = NULL;
+	if (op && atomic_dec_return(&op->dereg_wait) < 0)
+		ordma_file_complete(chan->ofile, op, op->res);
+}
+
 static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	unsigned long flags;
 
 	ordma_seg_unprepare(chan, seg);
+	ordma_seg_disown(chan, seg);
 	ordma_seg_unlist(chan, seg);
 	spin_lock_irqsave(&chan->lock, flags);
 	list_del(&seg->all_node);
@@ -148,8 +182,10 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 			    ordma_seg_iova(seg->uaddr),
 			    seg->write ? IB_ACCESS_LOCAL_WRITE |
 					 IB_ACCESS_REMOTE_WRITE : 0);
-	if (IS_ERR(mr))
+	if (IS_ERR(mr)) {
+		ordma_seg_uncharge(chan->ofile, npages);
 		return PTR_ERR(mr);
+	}
 	ns = ordma_ns_since(t0);
 	seg->mr = mr;
 	seg->pinned = npages;
@@ -405,6 +441,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		list_del(&seg->all_node);
 		list_del_init(&seg->op_node);
 		ordma_seg_unprepare(chan, seg);
+		ordma_seg_disown(chan, seg);
 		ordma_seg_unlist(chan, seg);
 		kfree(seg);
 	}

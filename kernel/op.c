@@ -52,7 +52,14 @@ void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 		atomic64_inc(&chan->odev->errors);
 	}
 	atomic64_dec(&chan->inflight);
-	ordma_file_complete(chan->ofile, op, res);
+	/*
+	 * A RECV's destination segments are on their way to deregistration;
+	 * the last one gone posts it (ordma_seg_free()), so nothing can land
+	 * in the buffer once the application hears it is complete.
+	 */
+	op->res = res;
+	if (atomic_dec_return(&op->dereg_wait) < 0)
+		ordma_file_complete(chan->ofile, op, res);
 }
 
 struct ordma_req *ordma_op_find(struct list_head *q, u64 op_id)
@@ -154,6 +161,11 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		seg->off = op->seg_next;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
+		/* Complete once the peer can write into none of them. */
+		if (write && op->op == ORDMA_OP_RECV) {
+			seg->owner = op;
+			atomic_inc(&op->dereg_wait);
+		}
 		list_add_tail(&seg->op_node, &op->segs);
 		op->seg_next += end - start;
 		op->seg_len = min(op->seg_len * 2, op->seg_max);

@@ -5,10 +5,12 @@
  * `mode` knob, sizes around every switch point and odd alignments, for
  * SEND/RECV and one-sided WRITE; a buffer unmapped or a process forked
  * right after submit; RLIMIT_MEMLOCK too small to register (everything is
- * copied, a fallback is counted); many channels at once. After each test
+ * copied, a fallback is counted), or small for many channels registering at
+ * once (never more pinned than it); many channels at once. After each test
  * every pinned page and MR is given back. Every byte is checked.
  */
 #define ORDMA_GUEST_TEST
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -847,6 +849,73 @@ TEST_F_TIMEOUT(life, many_channels, 240)
 		chan_buf_free(buf[i], MANY_LEN, 2 * i + 1);
 	}
 	ASSERT_EQ(0, chan_pair_join(p, 120000));
+}
+
+/*
+ * RLIMIT_MEMLOCK of 4 MiB for 2 * n channel ends (both processes of the
+ * pair are the same user, with the same limit) each registering a 2 MiB
+ * segment or more at once: the pages pinned, sampled all along, never pass
+ * the limit; what cannot be registered is copied, every byte arrives.
+ */
+#define ML_LIMIT	(4 * MiB)
+
+struct pin_watch {
+	volatile int stop;
+	unsigned long long max;
+};
+
+static void *pin_watch_run(void *arg)
+{
+	struct pin_watch *w = arg;
+	unsigned long long v;
+
+	while (!w->stop) {
+		v = counter("pages_pinned");
+		if (v != ~0ULL && v > w->max)
+			w->max = v;
+		usleep(200);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(life, memlock_holds_for_many_channels, 240)
+{
+	struct rlimit rl = { ML_LIMIT, ML_LIMIT };
+	struct chan_pair *p = &self->p;
+	int n = ordma_scaled(32, 8), i;
+	unsigned long long zc0 = counter("bytes_zerocopy");
+	unsigned char *buf[CHAN_MAX];
+	__u64 cookies[CHAN_MAX];
+	long long res[CHAN_MAX];
+	struct pin_watch w = { 0 };
+	pthread_t t;
+
+	ASSERT_EQ(0, drop_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, pthread_create(&t, NULL, pin_watch_run, &w));
+	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), n,
+			       peer_many, NULL));
+	for (i = 0; i < n; i++) {
+		buf[i] = chan_buf(MANY_LEN, 2 * i + 1);
+		ASSERT_NE(NULL, buf[i]);
+		chan_fill(buf[i], MANY_LEN, chan_seed(MANY_LEN, 100 + i));
+		cookies[i] = i;
+		ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_SEND, p->chan[i], buf[i],
+				     MANY_LEN, i, 0, 0, 0));
+	}
+	ASSERT_EQ(0, xreap(p->fd, n, cookies, res, 120000));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(MANY_LEN, res[i]);
+		chan_buf_free(buf[i], MANY_LEN, 2 * i + 1);
+	}
+	ASSERT_EQ(0, chan_pair_join(p, 120000));
+	w.stop = 1;
+	pthread_join(t, NULL);
+	TH_LOG("%d channel ends: at most %llu pages pinned, limit %llu",
+	       2 * n, w.max, (unsigned long long)ML_LIMIT / 4096);
+	EXPECT_GE((unsigned long long)ML_LIMIT / 4096, w.max);
+	/* It did register: the limit was what held it. */
+	EXPECT_LT(zc0, counter("bytes_zerocopy"));
 }
 
 /*

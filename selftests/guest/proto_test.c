@@ -1850,4 +1850,71 @@ TEST_F(proto, rkey_of_one_channel_fails_on_another)
 	munmap(rbuf, PL_LEN);
 }
 
+/*
+ * A receive placed in full: the peer RDMA WRITEs every range offered for
+ * it, the last one last, so the segment of that range is in use until the
+ * message is. Once the RECV has completed, a write with that range's key is
+ * refused by the device (the range was deregistered first) and the buffer
+ * keeps the message.
+ */
+TEST_F(proto, key_of_completed_receive_is_dead)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct place_peer pp;
+	struct wire_hdr *o;
+	struct ibv_wc wc;
+	size_t i, done = 0, n;
+	int k, tries = 0;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	memset(rbuf, 0, PL_LEN);
+	place_early_offer(_metadata, self, rbuf, &pp, &pp.offers[0]);
+	for (k = 0; done < PL_LEN; k++) {
+		ASSERT_GT(16, k);
+		ASSERT_EQ(0, place_wait_for(self, &pp, &pp.noffers, k + 1));
+		o = &pp.offers[k];
+		ASSERT_EQ(done, o->offset);
+		n = o->total_len < PL_LEN - done ? o->total_len : PL_LEN - done;
+		ASSERT_EQ(0, place_write(self, &pp, done, n, o->base,
+					 (uint32_t)o->token, 1));
+		done += n;
+	}
+	ASSERT_EQ(PL_LEN, wait_res(self->fd));
+
+	memset(pp.src, 0xab, 4096);
+	sge.addr = (uintptr_t)pp.src;
+	sge.length = 4096;
+	sge.lkey = pp.src_mr->lkey;
+	wr.wr.rdma.remote_addr = o->base;
+	wr.wr.rdma.rkey = (uint32_t)o->token;
+	ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
+	for (;;) {
+		k = ibv_poll_cq(self->cq, 1, &wc);
+		ASSERT_LE(0, k);
+		ASSERT_GT(10000, tries);
+		if (k && wc.opcode == IBV_WC_RECV) {
+			place_note_recv(self, &pp, &wc);
+			continue;
+		}
+		if (k)
+			break;
+		tries++;
+		usleep(1000);
+	}
+	TH_LOG("a write after the completion: %s",
+	       ibv_wc_status_str(wc.status));
+	EXPECT_EQ((int)IBV_WC_REM_ACCESS_ERR, (int)wc.status);
+	for (i = 0; i < PL_LEN; i++)
+		if (rbuf[i] != pl_byte(i))
+			break;
+	EXPECT_EQ((size_t)PL_LEN, i) TH_LOG("first changed byte at %zu", i);
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
+}
+
 TEST_HARNESS_MAIN
