@@ -6,6 +6,7 @@
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
@@ -1915,6 +1916,125 @@ TEST_F(proto, key_of_completed_receive_is_dead)
 	EXPECT_EQ((size_t)PL_LEN, i) TH_LOG("first changed byte at %zu", i);
 	place_peer_fini(&pp);
 	munmap(rbuf, PL_LEN);
+}
+
+struct free_watch {
+	volatile int stop;
+	unsigned long long min;
+};
+
+static void *free_watch_run(void *arg)
+{
+	struct free_watch *w = arg;
+	unsigned long long v;
+
+	while (!w->stop) {
+		if (!sysfs_get("chunks_free", &v) && v < w->min)
+			w->min = v;
+		usleep(500);
+	}
+	return NULL;
+}
+
+#define STALLERS	16
+
+/*
+ * 16 connections nobody accepts, each streaming REVOKEs and posting no
+ * receive (were they answered, every answer would hold a send chunk for
+ * ever, 32 of them per connection). A legitimate channel on another listener of the device still
+ * connects and moves 1 MiB, byte for byte, and the pool never runs dry.
+ */
+TEST_F(proto, unaccepted_stallers_leave_the_pool)
+{
+	struct ordma_listen l = { .size = sizeof(l) };
+	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_accept a = { .size = sizeof(a) };
+	struct ordma_submit s = { .size = sizeof(s) };
+	struct ordma_cqe cqe[2];
+	struct ordma_wait wt = { .size = sizeof(wt), .cqes = (uintptr_t)cqe,
+				 .max = 2, .timeout_ms = 20000 };
+	struct raw_peer *rp = calloc(STALLERS, sizeof(*rp));
+	struct free_watch w = { .min = ~0ULL };
+	unsigned char *src = malloc(PL_LEN), *dst = calloc(1, PL_LEN);
+	int fd = open("/dev/ordma", O_RDWR), i, k, n, m, idle, got = 0;
+	int taken = 0;
+	struct ibv_wc wc[8];
+	pthread_t t;
+
+	ASSERT_NE(NULL, rp);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < STALLERS; i++) {
+		struct wire_hdr *h = (struct wire_hdr *)rp[i].buf;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND }, *bad;
+
+		ASSERT_EQ(0, raw_connect(self, &rp[i])) TH_LOG("staller %d", i);
+		memset(h, 0, sizeof(*h));
+		h->version = WIRE_VERSION;
+		h->opcode = WIRE_REVOKE;
+		sge.addr = (uintptr_t)h;
+		sge.length = sizeof(*h);
+		sge.lkey = rp[i].mr->lkey;
+		/* 48 of them, 8 in flight, while ordma takes them. */
+		for (k = 0, n = 0, idle = 0; k < 48 && idle < 200;) {
+			while (n < 8 && k + n < 48) {
+				h->op_id = 100 + k + n;
+				ASSERT_EQ(0, ibv_post_send(rp[i].id->qp, &wr,
+							   &bad));
+				n++;
+			}
+			m = ibv_poll_cq(rp[i].cq, 8, wc);
+			ASSERT_LE(0, m);
+			n -= m;
+			k += m;
+			idle = m ? 0 : idle + 1;
+			if (!m)
+				usleep(1000);
+		}
+		taken += k;
+	}
+	TH_LOG("REVOKEs the stallers got in: %d", taken);
+	ASSERT_EQ(0, pthread_create(&t, NULL, free_watch_run, &w));
+
+	l.addr.family = AF_INET;
+	l.addr.port = htons(self->port + 1000);
+	inet_pton(AF_INET, "192.0.2.1", l.addr.addr);
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_LISTEN, &l));
+	c.addr = l.addr;
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_CONNECT, &c));
+	a.listener_id = l.out_id;
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_ACCEPT, &a));
+	for (i = 0; i < PL_LEN; i++)
+		src[i] = pl_byte(i);
+	s.op = ORDMA_OP_RECV;
+	s.chan_id = a.out_chan_id;
+	s.addr = (uintptr_t)dst;
+	s.len = PL_LEN;
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_SUBMIT, &s));
+	s.op = ORDMA_OP_SEND;
+	s.chan_id = c.out_chan_id;
+	s.addr = (uintptr_t)src;
+	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_SUBMIT, &s));
+	while (got < 2) {
+		ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_WAIT, &wt));
+		for (k = 0; k < (int)wt.out_count; k++)
+			EXPECT_EQ(PL_LEN, cqe[k].res);
+		got += wt.out_count;
+	}
+	w.stop = 1;
+	pthread_join(t, NULL);
+	TH_LOG("fewest chunks free meanwhile: %llu", w.min);
+	EXPECT_NE(0ULL, w.min);
+	EXPECT_EQ(0, memcmp(src, dst, PL_LEN));
+	close(fd);
+	for (i = 0; i < STALLERS; i++)
+		raw_fini(&rp[i]);
+	free(rp);
+	free(src);
+	free(dst);
 }
 
 TEST_HARNESS_MAIN
