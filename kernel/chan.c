@@ -28,6 +28,7 @@ static void ordma_listener_release(struct kref *kref)
 	struct ordma_listener *lis;
 
 	lis = container_of(kref, struct ordma_listener, kref);
+	ordma_user_uncharge(lis->ofile->tenant, ORDMA_USER_CHANS);
 	ordma_file_put(lis->ofile);
 	kfree(lis);
 }
@@ -49,6 +50,7 @@ static void ordma_chan_release(struct kref *kref)
 	WARN_ON_ONCE(chan->cm_id);
 	if (chan->listener)
 		ordma_listener_put(chan->listener);
+	ordma_user_uncharge(chan->ofile->tenant, ORDMA_USER_CHANS);
 	ordma_file_put(chan->ofile);
 	kfree(chan);
 }
@@ -119,15 +121,22 @@ static int ordma_chan_pool_wake(struct wait_queue_entry *w, unsigned int mode,
  * set up what is theirs (work items, completion handlers) before the
  * channel is used (cm.c).
  *
- * Return: the channel with one reference, or NULL.
+ * Return: the channel with one reference, or ERR_PTR(-EDQUOT) (its user
+ * holds its bound of channels) or ERR_PTR(-ENOMEM).
  */
 struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 {
 	struct ordma_chan *chan;
+	int ret;
 
-	chan = kzalloc(sizeof(*chan), GFP_KERNEL);
-	if (!chan)
-		return NULL;
+	ret = ordma_user_charge(ofile->tenant, ORDMA_USER_CHANS);
+	if (ret)
+		return ERR_PTR(ret);
+	chan = kzalloc(sizeof(*chan), GFP_KERNEL_ACCOUNT);
+	if (!chan) {
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_CHANS);
+		return ERR_PTR(-ENOMEM);
+	}
 	chan->obj.kind = ORDMA_KIND_CHAN;
 	kref_init(&chan->kref);
 	kref_get(&ofile->kref);

@@ -65,8 +65,8 @@ static struct ordma_chan *ordma_chan_create(struct ordma_file *ofile)
 {
 	struct ordma_chan *chan = ordma_chan_alloc(ofile);
 
-	if (!chan)
-		return NULL;
+	if (IS_ERR(chan))
+		return chan;
 	ordma_xfer_init(chan);
 	ordma_mr_init(chan);
 	return chan;
@@ -400,8 +400,8 @@ static int ordma_listener_request(struct ordma_listener *lis,
 	}
 
 	chan = ordma_chan_create(lis->ofile);
-	if (!chan) {
-		ret = -ENOMEM;
+	if (IS_ERR(chan)) {
+		ret = PTR_ERR(chan);
 		goto err_reject;
 	}
 	chan->peer_rx_size = peer_rx;
@@ -543,7 +543,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
  * @out: the channel, with a reference, once established
  *
  * Return: 0 or a negative errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
- * ENETUNREACH, ENODEV, EINTR, ENOMEM).
+ * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT).
  */
 int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		       u32 timeout_ms, struct ordma_chan **out)
@@ -557,8 +557,8 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		timeout_ms = ORDMA_CONNECT_TIMEOUT_MS;
 
 	chan = ordma_chan_create(ofile);
-	if (!chan)
-		return -ENOMEM;
+	if (IS_ERR(chan))
+		return PTR_ERR(chan);
 	memcpy(&chan->peer, addr, addr->sa_family == AF_INET ?
 	       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
 
@@ -606,7 +606,8 @@ err_put:
  * @backlog: connections waiting for accept, 0 for the default
  * @out: the listener, with a reference
  *
- * Return: 0 or a negative errno (EADDRINUSE, EADDRNOTAVAIL, ENOMEM).
+ * Return: 0 or a negative errno (EADDRINUSE, EADDRNOTAVAIL, ENOMEM,
+ * EDQUOT).
  */
 int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 			  u32 backlog, struct ordma_listener **out)
@@ -615,9 +616,14 @@ int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 	struct rdma_cm_id *cm_id;
 	int ret;
 
-	lis = kzalloc(sizeof(*lis), GFP_KERNEL);
-	if (!lis)
+	ret = ordma_user_charge(ofile->tenant, ORDMA_USER_CHANS);
+	if (ret)
+		return ret;
+	lis = kzalloc(sizeof(*lis), GFP_KERNEL_ACCOUNT);
+	if (!lis) {
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_CHANS);
 		return -ENOMEM;
+	}
 	lis->obj.kind = ORDMA_KIND_LISTENER;
 	kref_init(&lis->kref);
 	kref_get(&ofile->kref);

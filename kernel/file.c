@@ -32,12 +32,21 @@ struct ordma_file *ordma_file_alloc(void)
 {
 	struct ordma_file *ofile;
 
-	ofile = kzalloc(sizeof(*ofile), GFP_KERNEL);
+	ofile = kzalloc(sizeof(*ofile), GFP_KERNEL_ACCOUNT);
 	if (!ofile)
 		return NULL;
 	ofile->mm = current->mm;
 	mmgrab(ofile->mm);
 	ofile->user = get_current_user();
+	if (!capable(CAP_SYS_ADMIN)) {
+		ofile->tenant = ordma_user_get(current_uid());
+		if (!ofile->tenant) {
+			free_uid(ofile->user);
+			mmdrop(ofile->mm);
+			kfree(ofile);
+			return NULL;
+		}
+	}
 	/* Pinning runs in a worker later: take the caller's limit now. */
 	ofile->lock_limit = capable(CAP_IPC_LOCK) ? ULONG_MAX :
 			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -64,15 +73,18 @@ static void ordma_file_release(struct kref *kref)
 	unsigned long idx;
 
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node)
-		kfree(op);
+		ordma_req_free(ofile, op);
 	ordma_ring_destroy(ofile->ring);
-	xa_for_each(&ofile->windows, idx, win)
+	xa_for_each(&ofile->windows, idx, win) {
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_WINDOWS);
 		kfree_rcu(win, rcu);
+	}
 	xa_destroy(&ofile->windows);
 	WARN_ON_ONCE(!xa_empty(&ofile->objs));
 	xa_destroy(&ofile->objs);
 	mmdrop(ofile->mm);
 	free_uid(ofile->user);
+	ordma_user_put(ofile->tenant);
 	kfree(ofile);
 }
 
@@ -104,7 +116,7 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 		ofile->cq_len++;
 	}
 	spin_unlock_irqrestore(&ofile->cq_lock, flags);
-	ordma_reqs_free(&done);
+	ordma_reqs_free(ofile, &done);
 	/* Its barrier pairs with the waiter's set_current_state(). */
 	if (wq_has_sleeper(&ofile->cq_wait))
 		wake_up_all(&ofile->cq_wait);
@@ -181,7 +193,8 @@ int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
  * @access: ORDMA_ACCESS_* bits
  * @token: the token for peers
  *
- * Return: 0 or -ENOMEM / -ENOSPC.
+ * Return: 0 or -EDQUOT (the user's bound), -ENOMEM, -EBUSY (no index
+ * left).
  */
 int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 		      u64 *token)
@@ -190,9 +203,14 @@ int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 	u32 id;
 	int ret;
 
+	ret = ordma_user_charge(ofile->tenant, ORDMA_USER_WINDOWS);
+	if (ret)
+		return ret;
 	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
-	if (!win)
+	if (!win) {
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_WINDOWS);
 		return -ENOMEM;
+	}
 	win->addr = addr;
 	win->len = len;
 	win->access = access;
@@ -202,6 +220,7 @@ int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 			      &ofile->windows_next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		kfree(win);
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_WINDOWS);
 		return ret;
 	}
 	if (ret)
@@ -263,6 +282,7 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
 	if (!win)
 		return -ENOENT;
 	kfree_rcu(win, rcu);
+	ordma_user_uncharge(ofile->tenant, ORDMA_USER_WINDOWS);
 	return 0;
 }
 

@@ -45,6 +45,8 @@
  * @wsegs_lock: protects @wsegs; taken inside no other lock of ordma
  * @wsegs: segments of our windows registered for peers' writes, on every
  *	channel of the file (struct ordma_seg w_node)
+ * @tenant: what the owner's user holds over all its files (user.c), or NULL
+ *	for a file opened with CAP_SYS_ADMIN, which is not counted
  * @user: the owner's user (referenced): its locked_vm carries the pages
  *	our registrations pin, reserved before they are pinned (mr.c)
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
@@ -54,6 +56,7 @@
 struct ordma_file {
 	struct mm_struct *mm;
 	struct user_struct *user;
+	struct ordma_user *tenant;
 	unsigned long lock_limit;
 	struct xarray objs;
 	struct xarray windows;
@@ -212,7 +215,9 @@ int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 /* ring.c */
 struct ordma_ring;
 struct vm_area_struct;
-void ordma_reqs_free(struct list_head *list);
+struct ordma_req *ordma_req_alloc(struct ordma_file *ofile);
+void ordma_req_free(struct ordma_file *ofile, struct ordma_req *op);
+void ordma_reqs_free(struct ordma_file *ofile, struct list_head *list);
 struct ordma_ring *ordma_file_ring(struct ordma_file *ofile);
 int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd);
 int ordma_ring_mmap(struct ordma_file *ofile, struct vm_area_struct *vma);

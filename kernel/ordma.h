@@ -199,6 +199,28 @@ struct ordma_dev {
 #define ORDMA_PROGRESS_MS_MIN	100
 #define ORDMA_PROGRESS_MS_MAX	3600000
 
+/**
+ * enum ordma_user_res - what user.c counts per user
+ * @ORDMA_USER_CHANS: channels and listeners
+ * @ORDMA_USER_WINDOWS: exposed windows
+ * @ORDMA_USER_OPS: operations submitted and not yet reaped
+ * @ORDMA_USER_NR: how many
+ */
+enum ordma_user_res {
+	ORDMA_USER_CHANS,
+	ORDMA_USER_WINDOWS,
+	ORDMA_USER_OPS,
+	ORDMA_USER_NR,
+};
+
+struct ordma_user;
+
+/* user.c */
+struct ordma_user *ordma_user_get(kuid_t uid);
+void ordma_user_put(struct ordma_user *u);
+int ordma_user_charge(struct ordma_user *u, enum ordma_user_res res);
+void ordma_user_uncharge(struct ordma_user *u, enum ordma_user_res res);
+
 /* dev.c */
 struct ordma_dev *ordma_dev_create(struct ib_device *ibdev);
 void ordma_dev_list(struct ordma_dev *odev);

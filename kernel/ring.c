@@ -114,15 +114,51 @@ struct ordma_ring *ordma_file_ring(struct ordma_file *ofile)
 }
 
 /**
+ * ordma_req_alloc() - a request of @ofile, counted against its user
+ * @ofile: the file
+ *
+ * Process context.
+ *
+ * Return: the request, zeroed, or ERR_PTR(-EDQUOT / -ENOMEM).
+ */
+struct ordma_req *ordma_req_alloc(struct ordma_file *ofile)
+{
+	struct ordma_req *op;
+	int ret;
+
+	ret = ordma_user_charge(ofile->tenant, ORDMA_USER_OPS);
+	if (ret)
+		return ERR_PTR(ret);
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	if (!op) {
+		ordma_user_uncharge(ofile->tenant, ORDMA_USER_OPS);
+		return ERR_PTR(-ENOMEM);
+	}
+	return op;
+}
+
+/**
+ * ordma_req_free() - free a request of @ofile
+ * @ofile: the file
+ * @op: from ordma_req_alloc()
+ */
+void ordma_req_free(struct ordma_file *ofile, struct ordma_req *op)
+{
+	kfree(op);
+	ordma_user_uncharge(ofile->tenant, ORDMA_USER_OPS);
+}
+
+/**
  * ordma_reqs_free() - free requests whose completion was delivered
+ * @ofile: their file
  * @list: the requests, linked by their node
  */
-void ordma_reqs_free(struct list_head *list)
+void ordma_reqs_free(struct ordma_file *ofile, struct list_head *list)
 {
 	struct ordma_req *op, *tmp;
 
 	list_for_each_entry_safe(op, tmp, list, node)
-		kfree(op);
+		ordma_req_free(ofile, op);
 }
 
 /* ---- completions ----------------------------------------------------------- */
@@ -228,7 +264,7 @@ bool ordma_ring_flush(struct ordma_file *ofile, struct ordma_ring *ring)
 	spin_lock_irq(&ofile->cq_lock);
 	empty = ordma_ring_flush_locked(ofile, ring, &done);
 	spin_unlock_irq(&ofile->cq_lock);
-	ordma_reqs_free(&done);
+	ordma_reqs_free(ofile, &done);
 	return empty;
 }
 
@@ -295,9 +331,9 @@ static int ordma_ring_post_error(struct ordma_file *ofile,
 		*wake = true;
 		return 0;
 	}
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
-	if (!op)
-		return -ENOMEM;
+	op = ordma_req_alloc(ofile);
+	if (IS_ERR(op))
+		return PTR_ERR(op);
 	op->op = sqe->op;
 	op->chan_id = sqe->chan_id;
 	op->cookie = sqe->cookie;
@@ -305,7 +341,7 @@ static int ordma_ring_post_error(struct ordma_file *ofile,
 	spin_lock_irq(&ofile->cq_lock);
 	ordma_ring_complete(ofile, ring, op, &done);
 	spin_unlock_irq(&ofile->cq_lock);
-	ordma_reqs_free(&done);
+	ordma_reqs_free(ofile, &done);
 	*wake = true;
 	return 0;
 }
@@ -476,7 +512,7 @@ int ordma_ring_setup(struct ordma_file *ofile, struct ordma_ring_setup *cmd)
 		ordma_ring_flush_locked(ofile, ring, &done);
 	}
 	spin_unlock_irq(&ofile->cq_lock);
-	ordma_reqs_free(&done);
+	ordma_reqs_free(ofile, &done);
 	if (busy) {
 		ordma_ring_destroy(ring);
 		return -EBUSY;

@@ -58,9 +58,9 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
 	if (ret)
 		goto out;
 
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
-	if (!op) {
-		ret = -ENOMEM;
+	op = ordma_req_alloc(ofile);
+	if (IS_ERR(op)) {
+		ret = PTR_ERR(op);
 		goto out;
 	}
 	op->op = cmd->op;
@@ -73,7 +73,7 @@ int ordma_file_submit(struct ordma_file *ofile, const struct ordma_submit *cmd)
 	op->notify = cmd->flags & ORDMA_F_NOTIFY;
 	ret = ordma_chan_submit(chan, op, cmd->flags & ORDMA_F_NONBLOCK);
 	if (ret)
-		kfree(op);
+		ordma_req_free(ofile, op);
 out:
 	ordma_obj_put(obj);
 	return ret;

@@ -312,7 +312,7 @@ static int ordma_reap(struct ordma_file *ofile, u64 ucqes, u32 max, u32 *count)
 		return -EFAULT;
 	}
 	kvfree(cqes);
-	ordma_reqs_free(&list);
+	ordma_reqs_free(ofile, &list);
 	*count = n;
 	return 0;
 }

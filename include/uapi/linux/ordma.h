@@ -41,6 +41,12 @@
  * - EAGAIN: ORDMA_F_NONBLOCK was given and the call would wait (no pending
  *   connection to accept, no pool chunk free for this channel, no completion).
  * - ENOMEM: out of kernel memory, or pinned pages would pass RLIMIT_MEMLOCK.
+ * - EDQUOT: the caller's user holds its bound of channels and listeners
+ *   (CONNECT, LISTEN), windows (EXPOSE) or operations not yet reaped
+ *   (SUBMIT, a ring entry): module parameters max_chans_per_user,
+ *   max_windows_per_user, max_ops_per_user. A file opened with
+ *   CAP_SYS_ADMIN is not counted. A connection to a listener whose user
+ *   holds its bound is refused (ECONNREFUSED at the connecting side).
  * - EINTR: a blocking call was interrupted by a signal.
  * - EPERM: SUBMIT or EXPOSE from a process other than the one that opened
  *   the file (after fork(), the child must open /dev/ordma itself).
@@ -53,7 +59,9 @@
  * failed its side: its buffer faulted, or the window refused the access),
  * ERANGE (offset + len outside the exposed window), EACCES (the window was
  * not exposed for that access), ENOENT (no such window on the peer),
- * ENODEV, ENOTCONN, ECANCELED (the file or channel was closed first).
+ * ENODEV, ENOTCONN, ECANCELED (the file or channel was closed first), and
+ * when the peer broke a rule (Documentation/ordma/security.rst): EPROTO,
+ * ENOBUFS, EACCES, ETIMEDOUT.
  *
  * The rings (see DOC: Rings) add:
  *
