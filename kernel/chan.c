@@ -138,6 +138,7 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 		return ERR_PTR(-ENOMEM);
 	}
 	chan->obj.kind = ORDMA_KIND_CHAN;
+	chan->held.user = ordma_user_chunks(ofile->tenant);
 	kref_init(&chan->kref);
 	kref_get(&ofile->kref);
 	chan->ofile = ofile;
@@ -327,7 +328,7 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 	info->out_ops = atomic64_read(&chan->ops);
 	info->out_errors = atomic64_read(&chan->errors);
 	info->out_inflight = atomic64_read(&chan->inflight);
-	info->out_chunks_held = atomic_read(&chan->held);
+	info->out_chunks_held = atomic_read(&chan->held.chunks);
 	info->out_pages_pinned = atomic64_read(&chan->pages_pinned);
 	info->out_mrs_live = atomic_read(&chan->mrs_live);
 	info->out_rx_size = chan->rx_size - ORDMA_HDR_LEN;

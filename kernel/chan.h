@@ -236,7 +236,8 @@ enum ordma_chan_phase {
  * @peer: the peer's address
  * @rx_size: size of our receive buffers
  * @peer_rx_size: size of the peer's receive buffers
- * @held: chunks held from the pool (all kinds), charged by the pool
+ * @held: chunks held from the pool (all kinds), and its user's count,
+ *	charged by the pool
  * @rx_held: chunks held for receiving (worker)
  * @tx_held: chunks held for sending (worker)
  * @rx_posted: receives posted (worker)
@@ -348,7 +349,7 @@ struct ordma_chan {
 	u32 rx_size;
 	u32 peer_rx_size;
 
-	atomic_t held;
+	struct ordma_hold held;
 	u32 rx_held;			/* run */
 	u32 tx_held;			/* run */
 	u32 rx_posted;			/* run */
@@ -421,9 +422,12 @@ struct ordma_chan {
  * @ofile: the owning file (referenced)
  * @cm_id: the listening CM id
  * @lock: protects @pending, @npending and @dead
- * @pending: channels connecting or established, waiting for accept
- * @npending: channels on @pending
- * @backlog: most channels on @pending; a connection beyond is rejected
+ * @pending: channels connecting or established, waiting for accept; a
+ *	channel joins it once its request handler cannot fail any more
+ * @npending: channels on @pending, and those a request handler is still
+ *	building (it took their place before rdma_accept())
+ * @backlog: most channels counted in @npending; a connection beyond is
+ *	rejected
  * @dead: the listener is closed; refuse new connections
  * @wait: accept() waits here
  * @all_node: on ordma_listeners (ordma_listeners_lock)

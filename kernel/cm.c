@@ -390,8 +390,8 @@ static int ordma_listener_request(struct ordma_listener *lis,
 				     ev->param.conn.private_data_len);
 	/*
 	 * The backlog is ours to keep: rdma_listen() passes it to iWARP only.
-	 * A first look before anything is built; the count is checked again
-	 * where the channel joins the list.
+	 * A first look before anything is built; the place is taken below,
+	 * before rdma_accept().
 	 */
 	if (!peer_rx || READ_ONCE(lis->dead) ||
 	    READ_ONCE(lis->npending) >= lis->backlog) {
@@ -418,35 +418,43 @@ static int ordma_listener_request(struct ordma_listener *lis,
 		goto err_chan;
 	chan->cm_id = cm_id;
 	cm_id->context = chan;
-	/* Closable from now on, unless the device is going away. */
-	mutex_lock(&chan->odev->chans_lock);
-	ret = chan->odev->dying ? -ENODEV : 0;
-	/* Removal skips it while in set-up: undone below, not closed twice. */
-	if (!ret)
-		ordma_chan_built(chan);
-	mutex_unlock(&chan->odev->chans_lock);
-	if (ret)
-		goto err_chan;
 
+	/* A place in the backlog, kept from here on. */
 	spin_lock_irq(&lis->lock);
 	if (lis->dead || lis->npending >= lis->backlog) {
 		spin_unlock_irq(&lis->lock);
 		ret = -ECONNREFUSED;
 		goto err_chan;
 	}
-	list_add_tail(&chan->pending_node, &lis->pending);
 	WRITE_ONCE(lis->npending, lis->npending + 1);
 	spin_unlock_irq(&lis->lock);
 
 	ordma_conn_param(chan, &param, &priv);
 	ret = rdma_accept(cm_id, &param);
 	if (ret)
-		goto err_unlist;
+		goto err_unreserve;
+	/*
+	 * Nothing fails after this: closable from now on (device removal
+	 * skipped it while in set-up, and waited), unless the device is
+	 * going away; then on the pending list, where accept() finds it
+	 * (its ESTABLISHED comes after we return). The listener cannot have
+	 * been drained meanwhile: its close waits for this handler.
+	 */
+	mutex_lock(&chan->odev->chans_lock);
+	ret = chan->odev->dying ? -ENODEV : 0;
+	if (!ret)
+		ordma_chan_built(chan);
+	mutex_unlock(&chan->odev->chans_lock);
+	if (ret)
+		goto err_unreserve;
+	spin_lock_irq(&lis->lock);
+	list_add_tail(&chan->pending_node, &lis->pending);
+	spin_unlock_irq(&lis->lock);
 	return 0;
 
-err_unlist:
+err_unreserve:
 	spin_lock_irq(&lis->lock);
-	ordma_listener_unlist(lis, chan);
+	WRITE_ONCE(lis->npending, lis->npending - 1);
 	spin_unlock_irq(&lis->lock);
 err_chan:
 	/* A QP event may have kicked the worker: stop it first. */

@@ -40,6 +40,17 @@ enum ordma_rx_kind {
 };
 
 /**
+ * struct ordma_hold - who holds chunks of a pool, for its quotas
+ * @chunks: chunks this holder (a channel) holds, at most the pool's quota
+ * @user: chunks its user holds over all its channels, at most the pool's
+ *	user_quota; NULL for a holder of no counted user
+ */
+struct ordma_hold {
+	atomic_t chunks;
+	atomic_t *user;
+};
+
+/**
  * struct ordma_chunk - one DMA-mapped intermediate buffer of a pool
  * @node: on the pool's free list while free; the owner's queue otherwise
  * @pool: the pool it belongs to
@@ -49,7 +60,7 @@ enum ordma_rx_kind {
  *	allocated); the buffer has ORDMA_HDR_LEN bytes more, so that a
  *	message of @size bytes and its header are one piece
  * @len: bytes in use; owned by the holder
- * @held: the holder's chunk counter, charged by ordma_chunk_get()
+ * @held: its holder's counts, charged by ordma_chunk_get()
  * @cqe: the holder's: completion entry of the receive posted into it
  * @owner: the holder's: its channel, for the receive's completion
  * @status: the holder's: work completion status of that receive
@@ -66,7 +77,7 @@ struct ordma_chunk {
 	u64 dma;
 	u32 size;
 	u32 len;
-	atomic_t *held;
+	struct ordma_hold *held;
 	struct ib_cqe cqe;
 	void *owner;
 	int status;
@@ -100,26 +111,31 @@ struct ordma_pool {
 	u32 high_water;			/* lock: most chunks held at once */
 	u64 alloc_waits;		/* lock: gets that found none */
 	u32 quota;			/* lock: chan_quota_chunks */
+	u32 user_quota;			/* lock: user_quota_chunks */
 };
 
 /* pool.c */
 int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev);
 void ordma_pool_destroy(struct ordma_pool *pool);
-struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool, atomic_t *held);
+struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool,
+				    struct ordma_hold *held);
 void ordma_chunk_put(struct ordma_chunk *chunk);
 bool ordma_pool_wait(struct ordma_pool *pool, struct wait_queue_entry *w,
-		     atomic_t *held);
+		     struct ordma_hold *held);
 void ordma_pool_cancel_wait(struct ordma_pool *pool,
 			    struct wait_queue_entry *w);
 u32 ordma_pool_quota(struct ordma_pool *pool);
 u32 ordma_pool_target(struct ordma_pool *pool);
 bool ordma_pool_plenty(struct ordma_pool *pool);
 bool ordma_pool_has_free(struct ordma_pool *pool);
-bool ordma_pool_has_room(struct ordma_pool *pool, atomic_t *held);
+bool ordma_pool_user_below(struct ordma_pool *pool, struct ordma_hold *held,
+			   u32 div);
+bool ordma_pool_has_room(struct ordma_pool *pool, struct ordma_hold *held);
 u32 ordma_pool_chunk_bytes(struct ordma_pool *pool);
 int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes);
 int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes);
 int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
+int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
 
 /**
  * struct ordma_dev - per-ib_device context, built by the ib_client .add
@@ -204,12 +220,15 @@ struct ordma_dev {
  * @ORDMA_USER_CHANS: channels and listeners
  * @ORDMA_USER_WINDOWS: exposed windows
  * @ORDMA_USER_OPS: operations submitted and not yet reaped
+ * @ORDMA_USER_CHUNKS: pool chunks its channels hold (bounded by each
+ *	pool's user_quota_chunks, pool.c)
  * @ORDMA_USER_NR: how many
  */
 enum ordma_user_res {
 	ORDMA_USER_CHANS,
 	ORDMA_USER_WINDOWS,
 	ORDMA_USER_OPS,
+	ORDMA_USER_CHUNKS,
 	ORDMA_USER_NR,
 };
 
@@ -220,6 +239,7 @@ struct ordma_user *ordma_user_get(kuid_t uid);
 void ordma_user_put(struct ordma_user *u);
 int ordma_user_charge(struct ordma_user *u, enum ordma_user_res res);
 void ordma_user_uncharge(struct ordma_user *u, enum ordma_user_res res);
+atomic_t *ordma_user_chunks(struct ordma_user *u);
 
 /* dev.c */
 struct ordma_dev *ordma_dev_create(struct ib_device *ibdev);

@@ -8,15 +8,16 @@
  * the free list, additions to the waiters and every counter and setting of
  * the pool
  * (chunk_bytes, target_chunks, chunks_total, chunks_free, high_water,
- * alloc_waits, quota). It is taken from process context (sysfs, channel
+ * alloc_waits, quota, user_quota). It is taken from process context (sysfs, channel
  * setup and submission), from softirq and from hard irq: chunks come back
  * through ordma_chunk_put() in CQ completion handlers. Nothing sleeps,
  * allocates or frees memory under it, and only the waiters' own lock nests
  * inside it.
- * The atomic per-holder counter (*chunk->held) is raised only under the
- * lock, in ordma_chunk_get(), so a holder can never pass its quota; it drops
- * without the lock, before the put takes the lock, so a waiter that checks it
- * under the lock either sees the drop or is already queued to be woken.
+ * The atomic counters of a holder (struct ordma_hold: its own, and its
+ * user's over all its channels) are raised only under the lock, in
+ * ordma_chunk_get(), so neither can pass its quota; they drop without the
+ * lock, before the put takes the lock, so a waiter that checks them under
+ * the lock either sees the drop or is already queued to be woken.
  *
  * Waiters are entries of a wait queue (pool->waiters) with a wake function
  * of their own: a waker calls wake_up_all() without pool->lock, and each
@@ -64,6 +65,7 @@ static DEFINE_MUTEX(ordma_pool_cfg_lock);
 static unsigned long long ordma_pool_bytes = SZ_16M;
 static unsigned int ordma_chunk_bytes = SZ_64K;
 static unsigned int ordma_chan_quota = 64;
+static unsigned int ordma_user_quota = 192;
 
 static bool ordma_chunk_bytes_valid(u64 bytes)
 {
@@ -131,6 +133,9 @@ module_param_cb(chunk_bytes, &ordma_chunk_bytes_ops, &ordma_chunk_bytes, 0444);
 MODULE_PARM_DESC(chunk_bytes,
 		 "Bytes per intermediate buffer chunk, a power of two from 4096 to 1 MiB (default 64 KiB)");
 module_param_cb(chan_quota_chunks, &ordma_quota_ops, &ordma_chan_quota, 0444);
+module_param_cb(user_quota_chunks, &ordma_quota_ops, &ordma_user_quota, 0444);
+MODULE_PARM_DESC(user_quota_chunks,
+		 "Most chunks of a pool the channels of one user (not CAP_SYS_ADMIN) hold together, 1 to 65536 (default 192: three quarters of the default pool)");
 MODULE_PARM_DESC(chan_quota_chunks,
 		 "Most chunks one channel holds at once, 1 to 65536 (default 64)");
 
@@ -264,6 +269,7 @@ int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev)
 	init_waitqueue_head(&pool->waiters);
 	pool->chunk_bytes = ordma_chunk_bytes;
 	pool->quota = ordma_chan_quota;
+	pool->user_quota = ordma_user_quota;
 	target = max_t(u64, div_u64(ordma_pool_bytes, ordma_chunk_bytes), 1);
 	pool->target_chunks = target;
 	pool->chunks_total = 0;
@@ -306,11 +312,19 @@ void ordma_pool_destroy(struct ordma_pool *pool)
 	ordma_chunks_free(pool, &chunks);
 }
 
+/* Is @held below its quotas? Under pool->lock. */
+static bool ordma_pool_allows(struct ordma_pool *pool, struct ordma_hold *held)
+{
+	lockdep_assert_held(&pool->lock);
+	return (u32)atomic_read(&held->chunks) < pool->quota &&
+	       (!held->user || (u32)atomic_read(held->user) < pool->user_quota);
+}
+
 /**
  * ordma_chunk_get() - take a free chunk for a holder
  * @pool: the pool
- * @held: the holder's count of chunks, checked against the pool's quota and
- *	raised on success
+ * @held: the holder's counts, checked against the pool's quota and user
+ *	quota and raised on success
  *
  * Never waits: on NULL, the caller may queue itself with ordma_pool_wait()
  * and retry when woken.
@@ -319,14 +333,15 @@ void ordma_pool_destroy(struct ordma_pool *pool)
  * Return: the chunk, with @len 0, @owner NULL and @held set; NULL if the
  * pool has no free chunk or the holder already has its quota.
  */
-struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool, atomic_t *held)
+struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool,
+				    struct ordma_hold *held)
 {
 	struct ordma_chunk *chunk = NULL;
 	unsigned long flags;
 	u32 in_use;
 
 	spin_lock_irqsave(&pool->lock, flags);
-	if (list_empty(&pool->free) || atomic_read(held) >= pool->quota)
+	if (list_empty(&pool->free) || !ordma_pool_allows(pool, held))
 		goto out;
 	chunk = list_first_entry(&pool->free, struct ordma_chunk, node);
 	list_del_init(&chunk->node);
@@ -334,7 +349,9 @@ struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool, atomic_t *held)
 	in_use = pool->chunks_total - pool->chunks_free;
 	if (in_use > pool->high_water)
 		pool->high_water = in_use;
-	atomic_inc(held);
+	atomic_inc(&held->chunks);
+	if (held->user)
+		atomic_inc(held->user);
 out:
 	spin_unlock_irqrestore(&pool->lock, flags);
 	if (chunk) {
@@ -361,7 +378,9 @@ void ordma_chunk_put(struct ordma_chunk *chunk)
 	unsigned long flags;
 	bool release, wake;
 
-	atomic_dec(chunk->held);
+	atomic_dec(&chunk->held->chunks);
+	if (chunk->held->user)
+		atomic_dec(chunk->held->user);
 	chunk->held = NULL;
 
 	spin_lock_irqsave(&pool->lock, flags);
@@ -401,13 +420,13 @@ void ordma_chunk_put(struct ordma_chunk *chunk)
  * Return: true if @w is queued, false if the caller should retry now.
  */
 bool ordma_pool_wait(struct ordma_pool *pool, struct wait_queue_entry *w,
-		     atomic_t *held)
+		     struct ordma_hold *held)
 {
 	unsigned long flags;
 	bool queued = false;
 
 	spin_lock_irqsave(&pool->lock, flags);
-	if (!list_empty(&pool->free) && atomic_read(held) < pool->quota)
+	if (!list_empty(&pool->free) && ordma_pool_allows(pool, held))
 		goto out;
 	spin_lock(&pool->waiters.lock);
 	if (list_empty(&w->entry)) {
@@ -481,6 +500,26 @@ bool ordma_pool_plenty(struct ordma_pool *pool)
 }
 
 /**
+ * ordma_pool_user_below() - does a holder's user hold less than a part of
+ *	its share?
+ * @pool: the pool
+ * @held: the holder
+ * @div: the part: user_quota_chunks / @div
+ *
+ * A hint, read without the lock: receive rings grow only while their user
+ * holds less than half its share (@div 2), so its sends keep the rest; a new
+ * channel needs room for one more chunk (@div 1).
+ *
+ * Return: true if so, or if the holder has no counted user.
+ */
+bool ordma_pool_user_below(struct ordma_pool *pool, struct ordma_hold *held,
+			   u32 div)
+{
+	return !held->user ||
+	       (u32)atomic_read(held->user) < max(1U, READ_ONCE(pool->user_quota) / div);
+}
+
+/**
  * ordma_pool_has_free() - is a chunk free now?
  * @pool: the pool
  *
@@ -500,18 +539,17 @@ bool ordma_pool_has_free(struct ordma_pool *pool)
 /**
  * ordma_pool_has_room() - could a holder get a chunk now?
  * @pool: the pool
- * @held: the holder's count of chunks
+ * @held: the holder's counts
  *
- * Return: true if a chunk is free and the holder is below its quota.
+ * Return: true if a chunk is free and the holder is below its quotas.
  */
-bool ordma_pool_has_room(struct ordma_pool *pool, atomic_t *held)
+bool ordma_pool_has_room(struct ordma_pool *pool, struct ordma_hold *held)
 {
 	unsigned long flags;
 	bool room;
 
 	spin_lock_irqsave(&pool->lock, flags);
-	room = pool->chunks_free &&
-	       (u32)atomic_read(held) < pool->quota;
+	room = pool->chunks_free && ordma_pool_allows(pool, held);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	return room;
 }
@@ -683,6 +721,33 @@ int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks)
 
 	spin_lock_irqsave(&pool->lock, flags);
 	pool->quota = chunks;
+	wake = ordma_pool_has_waiters(pool);
+	spin_unlock_irqrestore(&pool->lock, flags);
+	if (wake)
+		wake_up_all(&pool->waiters);
+	return 0;
+}
+
+/**
+ * ordma_pool_set_user_quota() - set the most chunks one user's channels hold
+ * @pool: the pool
+ * @chunks: 1 to 65536
+ *
+ * As ordma_pool_set_quota(), for the count of a user over all its channels.
+ *
+ * Context: any context except NMI.
+ * Return: 0, or -EINVAL for a value out of range.
+ */
+int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks)
+{
+	unsigned long flags;
+	bool wake;
+
+	if (!ordma_quota_valid(chunks))
+		return -EINVAL;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	pool->user_quota = chunks;
 	wake = ordma_pool_has_waiters(pool);
 	spin_unlock_irqrestore(&pool->lock, flags);
 	if (wake)

@@ -42,6 +42,7 @@ static ssize_t _name##_show(struct device *dev,				\
 ORDMA_POOL_SHOW(pool_bytes, (u64)pool->target_chunks * pool->chunk_bytes)
 ORDMA_POOL_SHOW(chunk_bytes, pool->chunk_bytes)
 ORDMA_POOL_SHOW(chan_quota_chunks, pool->quota)
+ORDMA_POOL_SHOW(user_quota_chunks, pool->user_quota)
 ORDMA_POOL_SHOW(chunks_total, pool->chunks_total)
 ORDMA_POOL_SHOW(chunks_free, pool->chunks_free)
 ORDMA_POOL_SHOW(high_water, pool->high_water)
@@ -65,6 +66,7 @@ static ssize_t _name##_store(struct device *dev,			\
 ORDMA_POOL_STORE(pool_bytes, ordma_pool_set_bytes, U64_MAX)
 ORDMA_POOL_STORE(chunk_bytes, ordma_pool_set_chunk_bytes, U32_MAX)
 ORDMA_POOL_STORE(chan_quota_chunks, ordma_pool_set_quota, U32_MAX)
+ORDMA_POOL_STORE(user_quota_chunks, ordma_pool_set_user_quota, U32_MAX)
 
 static struct ordma_dev *to_ordma_dev(struct device *dev)
 {
@@ -171,6 +173,7 @@ static DEVICE_ATTR_RO(chunks_held);
 static DEVICE_ATTR_RW(pool_bytes);
 static DEVICE_ATTR_RW(chunk_bytes);
 static DEVICE_ATTR_RW(chan_quota_chunks);
+static DEVICE_ATTR_RW(user_quota_chunks);
 static DEVICE_ATTR_RO(chunks_total);
 static DEVICE_ATTR_RO(chunks_free);
 static DEVICE_ATTR_RO(high_water);
@@ -181,6 +184,7 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_pool_bytes.attr,
 	&dev_attr_chunk_bytes.attr,
 	&dev_attr_chan_quota_chunks.attr,
+	&dev_attr_user_quota_chunks.attr,
 	&dev_attr_chunks_total.attr,
 	&dev_attr_chunks_free.attr,
 	&dev_attr_high_water.attr,

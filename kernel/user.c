@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What one local user's files may hold together: channels (and listeners),
- * exposed windows and operations submitted and not yet reaped. One user
+ * exposed windows and operations submitted and not yet reaped; and the
+ * count of pool chunks its channels hold, which each pool bounds
+ * (user_quota_chunks, pool.c). One user
  * reaching a bound gets -EDQUOT and leaves the rest to the others; a file
  * opened with CAP_SYS_ADMIN is not counted (root is trusted).
  *
@@ -120,7 +122,8 @@ void ordma_user_put(struct ordma_user *u)
 	spin_unlock_irqrestore(&ordma_users_lock, flags);
 	WARN_ON_ONCE(atomic_read(&u->held[ORDMA_USER_CHANS]) ||
 		     atomic_read(&u->held[ORDMA_USER_WINDOWS]) ||
-		     atomic_read(&u->held[ORDMA_USER_OPS]));
+		     atomic_read(&u->held[ORDMA_USER_OPS]) ||
+		     atomic_read(&u->held[ORDMA_USER_CHUNKS]));
 	kfree(u);
 }
 
@@ -155,4 +158,15 @@ void ordma_user_uncharge(struct ordma_user *u, enum ordma_user_res res)
 {
 	if (u)
 		atomic_dec(&u->held[res]);
+}
+
+/**
+ * ordma_user_chunks() - the count of pool chunks a user's channels hold
+ * @u: the user, or NULL
+ *
+ * Return: the counter, for struct ordma_hold, or NULL for a file not counted.
+ */
+atomic_t *ordma_user_chunks(struct ordma_user *u)
+{
+	return u ? &u->held[ORDMA_USER_CHUNKS] : NULL;
 }

@@ -145,7 +145,9 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	if (ordma_chunk_room(chunk) < chan->rx_size ||
 	    (ring && (ring >= ordma_rx_target(chan) ||
 		      chan->rx_held > ordma_rx_cap(chan) ||
-		      !ordma_pool_plenty(&chan->odev->pool)))) {
+		      !ordma_pool_plenty(&chan->odev->pool) ||
+		      !ordma_pool_user_below(&chan->odev->pool, &chan->held,
+					     2)))) {
 		chan->rx_held--;
 		ordma_chunk_put(chunk);
 		return;
@@ -194,7 +196,10 @@ bool ordma_rx_refill(struct ordma_chan *chan)
 		} else {
 			if (chan->rx_held >= ordma_rx_cap(chan))
 				break;
-			if (chan->rx_posted && !ordma_pool_plenty(&chan->odev->pool))
+			if (chan->rx_posted &&
+			    (!ordma_pool_plenty(&chan->odev->pool) ||
+			     !ordma_pool_user_below(&chan->odev->pool,
+						    &chan->held, 2)))
 				break;
 			chunk = ordma_xfer_get(chan);
 			if (!chunk)
@@ -517,8 +522,9 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
  * @chan: the channel, on its device, before its QP exists: no pass runs
  *	yet, so the worker's fields are the caller's
  *
- * Leaves at least one chunk for sending, so every channel can make
- * progress; a pool too small for one more channel refuses it.
+ * Leaves at least one chunk for sending, in the pool and in the user's
+ * share of it, so every channel can make progress; a pool (or a share) too
+ * small for one more channel refuses it.
  *
  * Return: 0 or -ENOBUFS.
  */
@@ -531,6 +537,7 @@ int ordma_rx_reserve(struct ordma_chan *chan)
 	if (!chunk)
 		return -ENOBUFS;
 	if (!ordma_pool_has_free(pool) ||
+	    !ordma_pool_user_below(pool, &chan->held, 1) ||
 	    ordma_chunk_room(chunk) < chan->rx_size) {
 		ordma_chunk_put(chunk);
 		return -ENOBUFS;

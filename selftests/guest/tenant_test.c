@@ -27,7 +27,7 @@
 
 static int param_rw(const char *name, const char *set, char *old, size_t n)
 {
-	char path[128];
+	char path[256];
 	FILE *f;
 	int ret = 0;
 
@@ -156,10 +156,15 @@ static int as_user(FIXTURE_DATA(tenant) *self, uid_t uid,
 	return WEXITSTATUS(st);
 }
 
+/* The child at its bound tells the parent so, here. */
+static int tenant_ready = -1;
+
 static void wait_go(int go)
 {
 	char c;
 
+	if (tenant_ready >= 0 && write(tenant_ready, "r", 1) != 1)
+		_exit(98);
 	if (go >= 0 && read(go, &c, 1) != 1)
 		_exit(99);
 }
@@ -221,20 +226,26 @@ static void while_capped(struct __test_metadata *_metadata,
 			 int (*fn)(FIXTURE_DATA(tenant) *self, int go),
 			 int (*other)(FIXTURE_DATA(tenant) *self, int go))
 {
-	int p[2], st;
+	int p[2], r[2], st;
 	pid_t pid;
+	char c;
 
 	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(r));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		close(p[1]);
+		close(r[0]);
+		tenant_ready = r[1];
 		_exit(become(NOBODY) ? 100 : fn(self, p[0]));
 	}
 	close(p[0]);
-	/* Give it time to reach its bound; the other user is not held up. */
-	usleep(500000);
-	EXPECT_EQ(0, as_user(self, OTHER, other, -1));
+	close(r[1]);
+	/* At its bound (or failed: EOF); the other user is not held up. */
+	if (read(r[0], &c, 1) == 1)
+		EXPECT_EQ(0, as_user(self, OTHER, other, -1));
+	close(r[0]);
 	ASSERT_EQ(1, write(p[1], "g", 1));
 	close(p[1]);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -352,6 +363,119 @@ TEST_F(tenant, operations_stop_at_the_bound)
 {
 	while_capped(_metadata, self, fill_ops, other_ops);
 	EXPECT_EQ(0, as_user(self, NOBODY, other_ops, -1));
+}
+
+#define USER_CHUNKS	16
+
+static int sysfs_rw(const char *name, const char *set, char *old, size_t n)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "../../../class/ordma/rxe0/%s", name);
+	return param_rw(path, set, old, n);
+}
+
+static unsigned long long chunks_held(void)
+{
+	char v[32] = "";
+
+	if (sysfs_rw("chunks_held", NULL, v, sizeof(v)))
+		return ~0ULL;
+	return strtoull(v, NULL, 10);
+}
+
+/* A loopback channel of @fd on @port: 0 or errno. */
+static int loop_pair(int fd, unsigned short port, __u32 *a, __u32 *c)
+{
+	struct ordma_listen l = { .size = sizeof(l) };
+	struct ordma_connect cn = { .size = sizeof(cn), .timeout_ms = 10000 };
+	struct ordma_accept ac = { .size = sizeof(ac) };
+
+	l.addr.family = AF_INET;
+	l.addr.port = htons(port);
+	inet_pton(AF_INET, "192.0.2.1", l.addr.addr);
+	if (ioctl(fd, ORDMA_IOC_LISTEN, &l))
+		return errno;
+	cn.addr = l.addr;
+	if (ioctl(fd, ORDMA_IOC_CONNECT, &cn))
+		return errno;
+	ac.listener_id = l.out_id;
+	if (ioctl(fd, ORDMA_IOC_ACCEPT, &ac))
+		return errno;
+	*a = ac.out_chan_id;
+	*c = cn.out_chan_id;
+	return 0;
+}
+
+/* Channels until the user's share of the pool runs out: ENOBUFS. */
+static int fill_chunks(FIXTURE_DATA(tenant) *self, int go)
+{
+	int fd = open("/dev/ordma", O_RDWR), i, ret = 0;
+	__u32 a, c;
+
+	if (fd < 0)
+		return 1;
+	for (i = 0; i < 64; i++) {
+		ret = loop_pair(fd, self->port + 600 + i, &a, &c);
+		if (ret)
+			break;
+	}
+	if (ret != ENOBUFS && ret != ECONNREFUSED)
+		return 2;
+	if (chunks_held() > USER_CHUNKS)
+		return 3;
+	wait_go(go);
+	return 0;
+}
+
+/* Another user's own channel moves 64 KiB meanwhile. */
+static int other_chunks(FIXTURE_DATA(tenant) *self, int go)
+{
+	static unsigned char src[65536], dst[65536];
+	struct ordma_submit s = { .size = sizeof(s), .len = sizeof(src) };
+	struct ordma_cqe cqe;
+	struct ordma_wait w = { .size = sizeof(w), .cqes = (uintptr_t)&cqe,
+				.max = 1, .timeout_ms = 10000 };
+	int fd = open("/dev/ordma", O_RDWR), i;
+	__u32 a = 0, c = 0;
+
+	if (fd < 0 || loop_pair(fd, self->port + 700, &a, &c))
+		return 1;
+	for (i = 0; i < (int)sizeof(src); i++)
+		src[i] = (unsigned char)(i * 13 + 1);
+	s.op = ORDMA_OP_RECV;
+	s.chan_id = a;
+	s.addr = (uintptr_t)dst;
+	if (ioctl(fd, ORDMA_IOC_SUBMIT, &s))
+		return 2;
+	s.op = ORDMA_OP_SEND;
+	s.chan_id = c;
+	s.addr = (uintptr_t)src;
+	if (ioctl(fd, ORDMA_IOC_SUBMIT, &s))
+		return 3;
+	for (i = 0; i < 2; i++) {
+		if (ioctl(fd, ORDMA_IOC_WAIT, &w))
+			return 100 + errno;
+		if (cqe.res != sizeof(src))
+			return cqe.res < 0 && cqe.res > -50 ? 50 - cqe.res : 6;
+	}
+	return memcmp(src, dst, sizeof(src)) ? 5 : 0;
+}
+
+/*
+ * The channels of one user hold at most user_quota_chunks of the pool
+ * together: its next channel is refused (ENOBUFS), another user's moves
+ * its bytes.
+ */
+TEST_F(tenant, pool_share_stops_at_the_bound)
+{
+	char old[32], v[16];
+
+	ASSERT_EQ(0, sysfs_rw("user_quota_chunks", NULL, old, sizeof(old)));
+	snprintf(v, sizeof(v), "%d", USER_CHUNKS);
+	ASSERT_EQ(0, sysfs_rw("user_quota_chunks", v, NULL, 0));
+	while_capped(_metadata, self, fill_chunks, other_chunks);
+	EXPECT_EQ(0, sysfs_rw("user_quota_chunks", old, NULL, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -194,7 +194,8 @@ struct ordma_accept {
  * Errors: ECONNREFUSED (nobody listens there, the peer rejected the
  * protocol version, or its pool has no room for one more channel), ENOBUFS
  * (our pool has no room: every channel keeps one receive buffer and leaves
- * one chunk for sending), ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no
+ * one chunk for sending; or the caller's user holds its share of the pool,
+ * user_quota_chunks), ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no
  * RDMA device for the address), and the general ones.
  */
 struct ordma_connect {
