@@ -825,13 +825,14 @@ static int peer_many(struct chan_pair *p, void *arg)
 	return 0;
 }
 
-TEST_F_TIMEOUT(life, many_channels, 240)
+/* Send MANY_LEN on each of @n channels at once, to peer_many(). */
+static void send_many(struct __test_metadata *_metadata, struct chan_pair *p,
+		      int n)
 {
-	struct chan_pair *p = &self->p;
-	int n = ordma_scaled(16, 4), i;
 	unsigned char *buf[CHAN_MAX];
 	__u64 cookies[CHAN_MAX];
 	long long res[CHAN_MAX];
+	int i;
 
 	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), n,
 			       peer_many, NULL));
@@ -849,6 +850,11 @@ TEST_F_TIMEOUT(life, many_channels, 240)
 		chan_buf_free(buf[i], MANY_LEN, 2 * i + 1);
 	}
 	ASSERT_EQ(0, chan_pair_join(p, 120000));
+}
+
+TEST_F_TIMEOUT(life, many_channels, 240)
+{
+	send_many(_metadata, &self->p, ordma_scaled(16, 4));
 }
 
 /*
@@ -881,34 +887,15 @@ static void *pin_watch_run(void *arg)
 TEST_F_TIMEOUT(life, memlock_holds_for_many_channels, 240)
 {
 	struct rlimit rl = { ML_LIMIT, ML_LIMIT };
-	struct chan_pair *p = &self->p;
-	int n = ordma_scaled(32, 8), i;
+	int n = ordma_scaled(32, 8);
 	unsigned long long zc0 = counter("bytes_zerocopy");
-	unsigned char *buf[CHAN_MAX];
-	__u64 cookies[CHAN_MAX];
-	long long res[CHAN_MAX];
 	struct pin_watch w = { 0 };
 	pthread_t t;
 
 	ASSERT_EQ(0, drop_ipc_lock());
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	ASSERT_EQ(0, pthread_create(&t, NULL, pin_watch_run, &w));
-	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), n,
-			       peer_many, NULL));
-	for (i = 0; i < n; i++) {
-		buf[i] = chan_buf(MANY_LEN, 2 * i + 1);
-		ASSERT_NE(NULL, buf[i]);
-		chan_fill(buf[i], MANY_LEN, chan_seed(MANY_LEN, 100 + i));
-		cookies[i] = i;
-		ASSERT_EQ(0, xsubmit(p->fd, ORDMA_OP_SEND, p->chan[i], buf[i],
-				     MANY_LEN, i, 0, 0, 0));
-	}
-	ASSERT_EQ(0, xreap(p->fd, n, cookies, res, 120000));
-	for (i = 0; i < n; i++) {
-		ASSERT_EQ(MANY_LEN, res[i]);
-		chan_buf_free(buf[i], MANY_LEN, 2 * i + 1);
-	}
-	ASSERT_EQ(0, chan_pair_join(p, 120000));
+	send_many(_metadata, &self->p, n);
 	w.stop = 1;
 	pthread_join(t, NULL);
 	TH_LOG("%d channel ends: at most %llu pages pinned, limit %llu",
