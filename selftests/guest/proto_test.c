@@ -1469,7 +1469,7 @@ static int peer_hears_nothing(FIXTURE_DATA(proto) *self, int ms)
  * nowhere and gets no answer while it waits. Once the application accepts
  * the channel, the write goes in and is acknowledged: waiting lost nothing.
  */
-TEST_F(proto, unaccepted_peer_writes_no_window)
+TEST_F_TIMEOUT(proto, unaccepted_peer_writes_no_window, 300)
 {
 	unsigned char *win = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1501,7 +1501,7 @@ TEST_F(proto, unaccepted_peer_writes_no_window)
 }
 
 /* The same for a READ_REQ: nothing of the window leaves before accept. */
-TEST_F(proto, unaccepted_peer_reads_no_window)
+TEST_F_TIMEOUT(proto, unaccepted_peer_reads_no_window, 300)
 {
 	struct ordma_expose e = { .size = sizeof(e), .len = 4096,
 				  .access = ORDMA_ACCESS_REMOTE_READ };
@@ -1558,7 +1558,7 @@ TEST_F(proto, unaccepted_peer_reads_no_window)
  * that cannot go out. Past ORDMA_ANSWERS_MAX waiting the channel fails
  * with ENOBUFS, and the kernel memory it took stays small.
  */
-TEST_F(proto, revoke_flood_without_receives_closes_channel)
+TEST_F_TIMEOUT(proto, revoke_flood_without_receives_closes_channel, 300)
 {
 	struct wire_hdr *h = (struct wire_hdr *)self->buf;
 	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
@@ -1651,7 +1651,7 @@ static int token_try(FIXTURE_DATA(proto) *self, struct place_peer *pp,
  * never given out, is a guess: ENOENT too, and the GUESSES_MAX-th closes the
  * channel with EACCES, long before 10^5 tries.
  */
-TEST_F(proto, token_guesses_close_channel)
+TEST_F_TIMEOUT(proto, token_guesses_close_channel, 300)
 {
 	struct ordma_unexpose u = { .size = sizeof(u) };
 	unsigned char win[4096], gone[64];
@@ -1705,7 +1705,7 @@ TEST_F(proto, token_guesses_close_channel)
  * ever) gets its channel failed with ETIMEDOUT after progress_timeout_ms,
  * and the send with it.
  */
-TEST_F(proto, peer_taking_nothing_times_out)
+TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 {
 	struct ordma_accept a = { .size = sizeof(a),
 				  .listener_id = self->listener };
@@ -1826,7 +1826,7 @@ static int raw_write(struct raw_peer *rp, uint64_t raddr, uint32_t rkey,
  * device refuses the write (B's QP is in another PD), and the buffer stays
  * as it was.
  */
-TEST_F(proto, rkey_of_one_channel_fails_on_another)
+TEST_F_TIMEOUT(proto, rkey_of_one_channel_fails_on_another, 300)
 {
 	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1859,7 +1859,7 @@ TEST_F(proto, rkey_of_one_channel_fails_on_another)
  * refused by the device (the range was deregistered first) and the buffer
  * keeps the message.
  */
-TEST_F(proto, key_of_completed_receive_is_dead)
+TEST_F_TIMEOUT(proto, key_of_completed_receive_is_dead, 300)
 {
 	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1945,7 +1945,7 @@ static void *free_watch_run(void *arg)
  * ever, 32 of them per connection). A legitimate channel on another listener of the device still
  * connects and moves 1 MiB, byte for byte, and the pool never runs dry.
  */
-TEST_F(proto, unaccepted_stallers_leave_the_pool)
+TEST_F_TIMEOUT(proto, unaccepted_stallers_leave_the_pool, 300)
 {
 	struct ordma_listen l = { .size = sizeof(l) };
 	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
