@@ -27,6 +27,7 @@ FIXTURE(abi) {
 
 FIXTURE_SETUP(abi)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 	chan_pair_init(&self->q);
 	ASSERT_EQ(0, chan_pair(&self->p, AF_INET, chan_port(PORT_BASE), 1,

@@ -102,6 +102,7 @@ FIXTURE_VARIANT_ADD(size, m64) { .len = 64 * MiB, .small_len = 16 * MiB + 5, .so
 
 FIXTURE_SETUP(size)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 }
 
@@ -130,6 +131,7 @@ FIXTURE(chan) {
 
 FIXTURE_SETUP(chan)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 }
 

@@ -232,6 +232,7 @@ FIXTURE_SETUP(fail)
 	int ready[2];
 	char c;
 
+	ORDMA_TEST_FILTER();
 	self->nth = fail_nth_open();
 	if (self->nth < 0)
 		SKIP(return, "no fail-nth: needs the debug guest kernel (tools/vmtest --debug-kernel)");
@@ -643,6 +644,7 @@ FIXTURE(client_add) {
 
 FIXTURE_SETUP(client_add)
 {
+	ORDMA_TEST_FILTER();
 	self->nth = fail_nth_open();
 	if (self->nth < 0)
 		SKIP(return, "no fail-nth: needs the debug guest kernel (tools/vmtest --debug-kernel)");

@@ -224,6 +224,7 @@ FIXTURE_VARIANT_ADD(lib, ioctl) { .backend = "ioctl" };
 
 FIXTURE_SETUP(lib)
 {
+	ORDMA_TEST_FILTER();
 	lib_pair_init(&self->p);
 	if (variant->backend)
 		setenv("LIBORDMA_BACKEND", variant->backend, 1);
@@ -366,6 +367,7 @@ FIXTURE_VARIANT_ADD(family, ipv6) { .family = AF_INET6 };
 
 FIXTURE_SETUP(family)
 {
+	ORDMA_TEST_FILTER();
 	lib_pair_init(&self->p);
 }
 
@@ -1228,6 +1230,7 @@ FIXTURE(prog) {
 
 FIXTURE_SETUP(prog)
 {
+	ORDMA_TEST_FILTER();
 }
 
 FIXTURE_TEARDOWN(prog)

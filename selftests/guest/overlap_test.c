@@ -176,6 +176,7 @@ FIXTURE_VARIANT_ADD(mode, overlap) { .mode = "overlap", .zerocopy = 1 };
 
 FIXTURE_SETUP(mode)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 	ASSERT_EQ(0, knob_read("mode", self->saved, sizeof(self->saved)));
 	ASSERT_EQ(0, knob_write("mode", variant->mode));
@@ -665,6 +666,7 @@ FIXTURE_VARIANT_ADD(life, overlap) { .mode = "overlap" };
 
 FIXTURE_SETUP(life)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 	ASSERT_EQ(0, knob_read("mode", self->saved, sizeof(self->saved)));
 	ASSERT_EQ(0, knob_write("mode", variant->mode));

@@ -116,6 +116,7 @@ FIXTURE(pool) {
 
 FIXTURE_SETUP(pool)
 {
+	ORDMA_TEST_FILTER();
 	/* A test that left the pool changed must not pass the next one. */
 	ASSERT_TRUE(at_defaults());
 	/* Nothing uses the pool in these tests: every chunk is free. */
@@ -304,6 +305,7 @@ FIXTURE_VARIANT(bad_write) {
 
 FIXTURE_SETUP(bad_write)
 {
+	ORDMA_TEST_FILTER();
 	ASSERT_TRUE(at_defaults());
 	self->before = attr(variant->attr);
 }
@@ -377,6 +379,7 @@ FIXTURE(params) {
 
 FIXTURE_SETUP(params)
 {
+	ORDMA_TEST_FILTER();
 	ASSERT_EQ(0, ordma_sh("rmmod ordma"));
 }
 

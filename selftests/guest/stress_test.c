@@ -23,6 +23,7 @@ FIXTURE(stress) {
 
 FIXTURE_SETUP(stress)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 }
 
@@ -360,6 +361,7 @@ FIXTURE_VARIANT_ADD(abort, close_chan_receiver) { .how = BY_CLOSE_CHAN, .peer_se
 
 FIXTURE_SETUP(abort)
 {
+	ORDMA_TEST_FILTER();
 	chan_pair_init(&self->p);
 }
 

@@ -64,6 +64,7 @@ FIXTURE_SETUP(tenant)
 	struct ordma_listen l = { .size = sizeof(l), .backlog = 256 };
 	char v[16];
 
+	ORDMA_TEST_FILTER();
 	ASSERT_EQ(0, param_rw("max_chans_per_user", NULL, self->chans, 32));
 	ASSERT_EQ(0, param_rw("max_windows_per_user", NULL, self->windows,
 			      32));
