@@ -40,6 +40,15 @@
 #define ORDMA_RESOLVE_TIMEOUT_MS	2000
 #define ORDMA_BACKLOG			128
 #define ORDMA_MIN_RNR_TIMER		IB_RNR_TIMER_000_32
+/*
+ * What a parked channel (not accepted yet, one receive posted) tells a peer
+ * that finds no receive: come back in 82 ms, not in 0.32. A peer streaming
+ * into a parked channel otherwise has the device retry its sends every
+ * jiffy until accept(), for as long as it likes, on as many connections as
+ * the backlog holds; the price is at most that long a wait, once, for a
+ * peer that sent more than one message before it was accepted.
+ */
+#define ORDMA_PARKED_RNR_TIMER		IB_RNR_TIMER_081_92
 /* 4.096 us << 20: about 4 s per retry, patient with slow (emulated) peers. */
 #define ORDMA_ACK_TIMEOUT		20
 
@@ -50,9 +59,9 @@ static DEFINE_MUTEX(ordma_listeners_lock);
  * A receiver out of buffers NAKs and the sender retries soon; an ACK may
  * take long from a slow (emulated) peer.
  */
-static int ordma_cm_set_timers(struct rdma_cm_id *cm_id)
+static int ordma_cm_set_timers(struct rdma_cm_id *cm_id, u8 min_rnr_timer)
 {
-	int ret = rdma_set_min_rnr_timer(cm_id, ORDMA_MIN_RNR_TIMER);
+	int ret = rdma_set_min_rnr_timer(cm_id, min_rnr_timer);
 
 	return ret ? ret : rdma_set_ack_timeout(cm_id, ORDMA_ACK_TIMEOUT);
 }
@@ -410,7 +419,7 @@ static int ordma_listener_request(struct ordma_listener *lis,
 	kref_get(&lis->kref);
 	memcpy(&chan->peer, &cm_id->route.addr.dst_addr, sizeof(chan->peer));
 
-	ret = ordma_cm_set_timers(cm_id);
+	ret = ordma_cm_set_timers(cm_id, ORDMA_PARKED_RNR_TIMER);
 	if (ret)
 		goto err_chan;
 	ret = ordma_chan_setup_qp(chan, cm_id);
@@ -577,7 +586,7 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		goto err_put;
 	}
 	chan->cm_id = cm_id;
-	ret = ordma_cm_set_timers(cm_id);
+	ret = ordma_cm_set_timers(cm_id, ORDMA_MIN_RNR_TIMER);
 	if (ret)
 		goto err_close;
 
@@ -730,6 +739,21 @@ void ordma_listener_close(struct ordma_listener *lis)
 	ordma_listener_drain(lis);
 }
 
+/*
+ * A peer that finds no receive from now on retries as soon as any other
+ * (ORDMA_PARKED_RNR_TIMER). Under chan->teardown, so close cannot destroy
+ * the QP meanwhile; a QP that has just failed refuses, which is harmless.
+ */
+static void ordma_chan_unpark_qp(struct ordma_chan *chan)
+{
+	struct ib_qp_attr attr = { .min_rnr_timer = ORDMA_MIN_RNR_TIMER };
+
+	mutex_lock(&chan->teardown);
+	if (chan->qp && READ_ONCE(chan->phase) != ORDMA_PHASE_DEAD)
+		ib_modify_qp(chan->qp, &attr, IB_QP_MIN_RNR_TIMER);
+	mutex_unlock(&chan->teardown);
+}
+
 /**
  * ordma_listener_accept() - take one established channel
  * @lis: the listener
@@ -768,6 +792,7 @@ int ordma_listener_accept(struct ordma_listener *lis, bool nonblock,
 			spin_lock_irq(&found->lock);
 			WRITE_ONCE(found->parked, false);
 			spin_unlock_irq(&found->lock);
+			ordma_chan_unpark_qp(found);
 			ordma_chan_kick(found);
 			*out = found;
 			return 0;
