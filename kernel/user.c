@@ -138,12 +138,21 @@ void ordma_user_put(struct ordma_user *u)
  */
 int ordma_user_charge(struct ordma_user *u, enum ordma_user_res res)
 {
+	unsigned int max;
+	int cur;
+
 	if (!u)
 		return 0;
-	if (atomic_inc_return(&u->held[res]) > READ_ONCE(ordma_user_max[res])) {
-		atomic_dec(&u->held[res]);
-		return -EDQUOT;
-	}
+	/*
+	 * Compare and exchange, not add and take back: two charges at the
+	 * bound minus one must not both be refused.
+	 */
+	max = READ_ONCE(ordma_user_max[res]);
+	cur = atomic_read(&u->held[res]);
+	do {
+		if ((unsigned int)cur >= max)
+			return -EDQUOT;
+	} while (!atomic_try_cmpxchg(&u->held[res], &cur, cur + 1));
 	return 0;
 }
 
