@@ -252,7 +252,10 @@ enum ordma_op {
  *	and RECV
  *
  * The call returns once the operation is queued; its result comes as a
- * completion. Operations of one kind on one channel run in submission order.
+ * completion. Operations of one kind on one channel run in submission order;
+ * their completions may not arrive in it: a RECV the peer wrote into
+ * directly completes only once the peer can no longer reach its buffer, so a
+ * smaller RECV after it may complete first. Tell them apart by @cookie.
  */
 struct ordma_submit {
 	__u32 size;
