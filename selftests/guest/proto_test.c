@@ -2058,9 +2058,6 @@ TEST_F_TIMEOUT(proto, unaccepted_stallers_leave_the_pool, 300)
 	struct ibv_wc wc[8];
 	pthread_t t;
 
-	/* It hung past 300 s under the debug kernel: a defect to find. */
-	if (getenv("ORDMA_TEST_SMALL"))
-		SKIP(return, "hangs under the debug kernel (issue 20, stop 26)");
 	ASSERT_NE(NULL, rp);
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, dst);
