@@ -7,6 +7,8 @@
  * take a reference under the lock. ordma_dev_destroy() drops the client's
  * reference and waits until every other user has dropped theirs before it
  * frees anything. main.c's ib_client calls them in that order.
+ * ordma_devs_gen counts the list's changes (under the same lock), so that a
+ * netlink dump walking the list by position can tell it moved.
  */
 #include <linux/slab.h>
 #include <linux/mutex.h>
@@ -15,6 +17,7 @@
 
 static LIST_HEAD(ordma_devs);
 static DEFINE_MUTEX(ordma_devs_lock);
+static u32 ordma_devs_gen;		/* ordma_devs_lock */
 
 static void ordma_dev_release(struct kref *kref)
 {
@@ -53,6 +56,80 @@ struct ordma_dev *ordma_dev_get(struct ib_device *ibdev)
 	}
 	mutex_unlock(&ordma_devs_lock);
 	return found;
+}
+
+/**
+ * ordma_dev_get_by_name() - the context of the RDMA device of that name
+ * @name: the ib_device's name, as "rdma link show" lists it
+ *
+ * Return: the context with a reference, or NULL if none has that name.
+ */
+struct ordma_dev *ordma_dev_get_by_name(const char *name)
+{
+	struct ordma_dev *odev, *found = NULL;
+
+	mutex_lock(&ordma_devs_lock);
+	list_for_each_entry(odev, &ordma_devs, node) {
+		if (!strcmp(dev_name(&odev->ibdev->dev), name)) {
+			kref_get(&odev->kref);
+			found = odev;
+			break;
+		}
+	}
+	mutex_unlock(&ordma_devs_lock);
+	return found;
+}
+
+/**
+ * ordma_dev_get_at() - the context at a position of the list, for a walk
+ * @pos: its position, from 0
+ * @gen: set to the list's generation, which changes whenever a context
+ *	joins or leaves it
+ *
+ * Return: the context with a reference, or NULL past the end.
+ */
+struct ordma_dev *ordma_dev_get_at(unsigned long pos, u32 *gen)
+{
+	struct ordma_dev *odev, *found = NULL;
+
+	mutex_lock(&ordma_devs_lock);
+	*gen = ordma_devs_gen;
+	list_for_each_entry(odev, &ordma_devs, node) {
+		if (!pos--) {
+			kref_get(&odev->kref);
+			found = odev;
+			break;
+		}
+	}
+	mutex_unlock(&ordma_devs_lock);
+	return found;
+}
+
+/**
+ * ordma_dev_reset_stats() - start a device's counters over
+ * @odev: the context
+ *
+ * The counters go to 0 (the pool's alloc_waits too, its high_water to the
+ * chunks held now); the gauges (channels, pages_pinned, mrs_live, the
+ * pool's chunks) and the cost model are left alone. Counts of operations
+ * under way when it runs land before or after the reset.
+ */
+void ordma_dev_reset_stats(struct ordma_dev *odev)
+{
+	atomic64_set(&odev->bytes_tx, 0);
+	atomic64_set(&odev->bytes_rx, 0);
+	atomic64_set(&odev->ops, 0);
+	atomic64_set(&odev->errors, 0);
+	atomic64_set(&odev->bytes_placed, 0);
+	atomic64_set(&odev->bytes_copied, 0);
+	atomic64_set(&odev->bytes_zerocopy, 0);
+	atomic64_set(&odev->registrations, 0);
+	atomic64_set(&odev->reg_ns, 0);
+	atomic64_set(&odev->hidden_ns, 0);
+	atomic64_set(&odev->fallbacks, 0);
+	atomic64_set(&odev->peer_faults, 0);
+	atomic64_set(&odev->token_guesses, 0);
+	ordma_pool_reset_stats(&odev->pool);
 }
 
 /**
@@ -112,6 +189,7 @@ void ordma_dev_list(struct ordma_dev *odev)
 {
 	mutex_lock(&ordma_devs_lock);
 	list_add_tail(&odev->node, &ordma_devs);
+	ordma_devs_gen++;
 	mutex_unlock(&ordma_devs_lock);
 }
 
@@ -123,6 +201,7 @@ void ordma_dev_unlist(struct ordma_dev *odev)
 {
 	mutex_lock(&ordma_devs_lock);
 	list_del(&odev->node);
+	ordma_devs_gen++;
 	mutex_unlock(&ordma_devs_lock);
 }
 

@@ -15,6 +15,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/mutex.h>
+#include <linux/notifier.h>
 #include <linux/socket.h>
 #include <linux/sched/clock.h>
 #include <rdma/ib_verbs.h>
@@ -114,7 +115,34 @@ struct ordma_pool {
 	u32 user_quota;			/* lock: user_quota_chunks */
 };
 
+/**
+ * struct ordma_pool_info - one consistent reading of a pool (ordma_pool_read())
+ * @pool_bytes: target size, bytes (pool_bytes)
+ * @chunk_bytes: size of new chunks
+ * @chunks_total: chunks allocated, free or held
+ * @chunks_free: chunks on the free list
+ * @high_water: most chunks held at once
+ * @alloc_waits: gets that found none
+ * @quota: chan_quota_chunks
+ * @user_quota: user_quota_chunks
+ */
+struct ordma_pool_info {
+	u64 pool_bytes;
+	u32 chunk_bytes;
+	u32 chunks_total;
+	u32 chunks_free;
+	u32 high_water;
+	u64 alloc_waits;
+	u32 quota;
+	u32 user_quota;
+};
+
 /* pool.c */
+bool ordma_chunk_bytes_valid(u64 bytes);
+bool ordma_pool_bytes_valid(u64 bytes, u32 chunk_bytes);
+bool ordma_quota_valid(u64 chunks);
+void ordma_pool_read(struct ordma_pool *pool, struct ordma_pool_info *pi);
+void ordma_pool_reset_stats(struct ordma_pool *pool);
 int ordma_pool_init(struct ordma_pool *pool, struct ordma_dev *odev);
 void ordma_pool_destroy(struct ordma_pool *pool);
 struct ordma_chunk *ordma_chunk_get(struct ordma_pool *pool,
@@ -243,13 +271,50 @@ atomic_t *ordma_user_chunks(struct ordma_user *u);
 
 /* dev.c */
 struct ordma_dev *ordma_dev_create(struct ib_device *ibdev);
+struct ordma_dev *ordma_dev_get_by_name(const char *name);
+struct ordma_dev *ordma_dev_get_at(unsigned long pos, u32 *gen);
+void ordma_dev_reset_stats(struct ordma_dev *odev);
 void ordma_dev_list(struct ordma_dev *odev);
 void ordma_dev_unlist(struct ordma_dev *odev);
 void ordma_dev_destroy(struct ordma_dev *odev);
 struct ordma_dev *ordma_dev_get(struct ib_device *ibdev);
 void ordma_dev_put(struct ordma_dev *odev);
 
+/**
+ * enum ordma_knob - the settings of a device (sysfs files, netlink POOL_SET)
+ * @ORDMA_KNOB_POOL_BYTES: pool_bytes
+ * @ORDMA_KNOB_CHUNK_BYTES: chunk_bytes
+ * @ORDMA_KNOB_CHAN_QUOTA: chan_quota_chunks
+ * @ORDMA_KNOB_USER_QUOTA: user_quota_chunks
+ * @ORDMA_KNOB_MODE: mode, an index of ordma_mode_names
+ * @ORDMA_KNOB_PROGRESS_MS: progress_timeout_ms
+ * @ORDMA_KNOB_NR: how many
+ */
+enum ordma_knob {
+	ORDMA_KNOB_POOL_BYTES,
+	ORDMA_KNOB_CHUNK_BYTES,
+	ORDMA_KNOB_CHAN_QUOTA,
+	ORDMA_KNOB_USER_QUOTA,
+	ORDMA_KNOB_MODE,
+	ORDMA_KNOB_PROGRESS_MS,
+	ORDMA_KNOB_NR,
+};
+
+/**
+ * struct ordma_knobs - new values of some settings, for ordma_knobs_set()
+ * @set: the settings given, BIT(enum ordma_knob) each
+ * @val: their values, indexed by enum ordma_knob
+ */
+struct ordma_knobs {
+	u32 set;
+	u64 val[ORDMA_KNOB_NR];
+};
+
 /* sysfs.c */
+int ordma_knobs_set(struct ordma_dev *odev, const struct ordma_knobs *k,
+		    enum ordma_knob *bad);
+int ordma_knobs_notifier_register(struct notifier_block *nb);
+void ordma_knobs_notifier_unregister(struct notifier_block *nb);
 int ordma_sysfs_init(void);
 void ordma_sysfs_exit(void);
 struct device *ordma_sysfs_add_dev(struct ordma_dev *odev);

@@ -67,13 +67,37 @@ static unsigned int ordma_chunk_bytes = SZ_64K;
 static unsigned int ordma_chan_quota = 64;
 static unsigned int ordma_user_quota = 192;
 
-static bool ordma_chunk_bytes_valid(u64 bytes)
+/**
+ * ordma_chunk_bytes_valid() - may chunks have this size?
+ * @bytes: the size
+ *
+ * Return: true for a power of two from 4 KiB to 1 MiB.
+ */
+bool ordma_chunk_bytes_valid(u64 bytes)
 {
 	return bytes >= ORDMA_CHUNK_MIN && bytes <= ORDMA_CHUNK_MAX &&
 	       is_power_of_2(bytes);
 }
 
-static bool ordma_quota_valid(u64 chunks)
+/**
+ * ordma_pool_bytes_valid() - may a pool of chunks this size have this size?
+ * @bytes: the pool's size
+ * @chunk_bytes: the size of its chunks
+ *
+ * Return: true from @chunk_bytes (one chunk) to 1 GiB.
+ */
+bool ordma_pool_bytes_valid(u64 bytes, u32 chunk_bytes)
+{
+	return bytes >= chunk_bytes && bytes <= ORDMA_POOL_MAX;
+}
+
+/**
+ * ordma_quota_valid() - is this a valid chan_quota or user_quota?
+ * @chunks: the quota
+ *
+ * Return: true from 1 to 65536.
+ */
+bool ordma_quota_valid(u64 chunks)
 {
 	return chunks >= ORDMA_QUOTA_MIN && chunks <= ORDMA_QUOTA_MAX;
 }
@@ -572,6 +596,48 @@ u32 ordma_pool_chunk_bytes(struct ordma_pool *pool)
 }
 
 /**
+ * ordma_pool_read() - one consistent reading of a pool's sizes and counters
+ * @pool: the pool
+ * @pi: filled in under the pool's lock
+ *
+ * Context: any context except NMI.
+ */
+void ordma_pool_read(struct ordma_pool *pool, struct ordma_pool_info *pi)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	pi->pool_bytes = (u64)pool->target_chunks * pool->chunk_bytes;
+	pi->chunk_bytes = pool->chunk_bytes;
+	pi->chunks_total = pool->chunks_total;
+	pi->chunks_free = pool->chunks_free;
+	pi->high_water = pool->high_water;
+	pi->alloc_waits = pool->alloc_waits;
+	pi->quota = pool->quota;
+	pi->user_quota = pool->user_quota;
+	spin_unlock_irqrestore(&pool->lock, flags);
+}
+
+/**
+ * ordma_pool_reset_stats() - start a pool's counters over
+ * @pool: the pool
+ *
+ * alloc_waits drops to 0 and high_water to the chunks held now; sizes,
+ * settings and the chunk counts are left alone.
+ *
+ * Context: any context except NMI.
+ */
+void ordma_pool_reset_stats(struct ordma_pool *pool)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	pool->alloc_waits = 0;
+	pool->high_water = pool->chunks_total - pool->chunks_free;
+	spin_unlock_irqrestore(&pool->lock, flags);
+}
+
+/**
  * ordma_pool_set_bytes() - resize a pool
  * @pool: the pool
  * @bytes: the new size, from chunk_bytes to 1 GiB; rounded down to a
@@ -594,7 +660,7 @@ int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
 
 	mutex_lock(&ordma_pool_cfg_lock);
 	spin_lock_irq(&pool->lock);
-	if (bytes < pool->chunk_bytes || bytes > ORDMA_POOL_MAX) {
+	if (!ordma_pool_bytes_valid(bytes, pool->chunk_bytes)) {
 		spin_unlock_irq(&pool->lock);
 		ret = -EINVAL;
 		goto out;

@@ -5,6 +5,7 @@
  */
 #include <linux/device.h>
 #include <linux/kdev_t.h>
+#include <linux/notifier.h>
 
 #include "ordma.h"
 
@@ -17,61 +18,275 @@ static ssize_t ibdev_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(ibdev);
 
-static struct ordma_pool *ordma_dev_pool(struct device *dev)
+static struct ordma_dev *to_ordma_dev(struct device *dev)
 {
-	struct ordma_dev *odev = dev_get_drvdata(dev);
-
-	return &odev->pool;
+	return dev_get_drvdata(dev);
 }
 
-/* One value of the pool, read under its lock. */
+/* One value of a reading of the pool (ordma_pool_read()). */
 #define ORDMA_POOL_SHOW(_name, _expr)					\
 static ssize_t _name##_show(struct device *dev,				\
 			    struct device_attribute *attr, char *buf)	\
 {									\
-	struct ordma_pool *pool = ordma_dev_pool(dev);			\
-	unsigned long flags;						\
-	u64 val;							\
+	struct ordma_pool_info pi;					\
 									\
-	spin_lock_irqsave(&pool->lock, flags);				\
-	val = (_expr);							\
-	spin_unlock_irqrestore(&pool->lock, flags);			\
-	return sysfs_emit(buf, "%llu\n", val);				\
+	ordma_pool_read(&to_ordma_dev(dev)->pool, &pi);			\
+	return sysfs_emit(buf, "%llu\n", (u64)(_expr));		\
 }
 
-ORDMA_POOL_SHOW(pool_bytes, (u64)pool->target_chunks * pool->chunk_bytes)
-ORDMA_POOL_SHOW(chunk_bytes, pool->chunk_bytes)
-ORDMA_POOL_SHOW(chan_quota_chunks, pool->quota)
-ORDMA_POOL_SHOW(user_quota_chunks, pool->user_quota)
-ORDMA_POOL_SHOW(chunks_total, pool->chunks_total)
-ORDMA_POOL_SHOW(chunks_free, pool->chunks_free)
-ORDMA_POOL_SHOW(high_water, pool->high_water)
-ORDMA_POOL_SHOW(alloc_waits, pool->alloc_waits)
+ORDMA_POOL_SHOW(pool_bytes, pi.pool_bytes)
+ORDMA_POOL_SHOW(chunk_bytes, pi.chunk_bytes)
+ORDMA_POOL_SHOW(chan_quota_chunks, pi.quota)
+ORDMA_POOL_SHOW(user_quota_chunks, pi.user_quota)
+ORDMA_POOL_SHOW(chunks_total, pi.chunks_total)
+ORDMA_POOL_SHOW(chunks_free, pi.chunks_free)
+ORDMA_POOL_SHOW(high_water, pi.high_water)
+ORDMA_POOL_SHOW(alloc_waits, pi.alloc_waits)
 
-/* A pool setting: a decimal number, checked again by the setter. */
-#define ORDMA_POOL_STORE(_name, _set, _max)				\
+/*
+ * The settings of a device (enum ordma_knob) are written through their
+ * sysfs files and through netlink's POOL_SET (nl.c), both by
+ * ordma_knobs_set(): every value is checked against the others and the
+ * device's, then each is applied by its one setter (pool.c's, or the two
+ * below), then the chain ordma_knobs_chain is told (netlink's
+ * POOL_CHANGED).
+ *
+ * Locking: ordma_knobs_lock (a mutex) serializes writers of every device,
+ * so the check holds until the values are applied; the setters take their
+ * own locks inside it. The chain is called without it.
+ */
+static DEFINE_MUTEX(ordma_knobs_lock);
+static BLOCKING_NOTIFIER_HEAD(ordma_knobs_chain);
+
+static bool ordma_progress_ms_valid(u64 ms)
+{
+	return ms >= ORDMA_PROGRESS_MS_MIN && ms <= ORDMA_PROGRESS_MS_MAX;
+}
+
+static int ordma_dev_set_mode(struct ordma_dev *odev, u64 mode)
+{
+	if (mode >= ORDMA_MODE_NR)
+		return -EINVAL;
+	WRITE_ONCE(odev->mode, mode);
+	return 0;
+}
+
+static int ordma_dev_set_progress_ms(struct ordma_dev *odev, u64 ms)
+{
+	if (!ordma_progress_ms_valid(ms))
+		return -EINVAL;
+	WRITE_ONCE(odev->progress_ms, ms);
+	return 0;
+}
+
+/* The one setter of each setting; each checks its value again. */
+static int ordma_knob_set(struct ordma_dev *odev, enum ordma_knob knob,
+			  u64 val)
+{
+	struct ordma_pool *pool = &odev->pool;
+
+	lockdep_assert_held(&ordma_knobs_lock);
+	switch (knob) {
+	case ORDMA_KNOB_CHUNK_BYTES:
+		if (!ordma_chunk_bytes_valid(val))
+			return -EINVAL;
+		return ordma_pool_set_chunk_bytes(pool, val);
+	case ORDMA_KNOB_POOL_BYTES:
+		return ordma_pool_set_bytes(pool, val);
+	case ORDMA_KNOB_CHAN_QUOTA:
+		if (!ordma_quota_valid(val))
+			return -EINVAL;
+		return ordma_pool_set_quota(pool, val);
+	case ORDMA_KNOB_USER_QUOTA:
+		if (!ordma_quota_valid(val))
+			return -EINVAL;
+		return ordma_pool_set_user_quota(pool, val);
+	case ORDMA_KNOB_MODE:
+		return ordma_dev_set_mode(odev, val);
+	case ORDMA_KNOB_PROGRESS_MS:
+		return ordma_dev_set_progress_ms(odev, val);
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool ordma_knob_given(const struct ordma_knobs *k, enum ordma_knob knob)
+{
+	return k->set & BIT(knob);
+}
+
+static int ordma_knob_bad(enum ordma_knob *bad, enum ordma_knob knob)
+{
+	if (bad)
+		*bad = knob;
+	return -EINVAL;
+}
+
+/*
+ * Would every setter take its value of @k, once the others of @k are
+ * applied? @pi is the pool as it is.
+ */
+static int ordma_knobs_check(const struct ordma_knobs *k,
+			     const struct ordma_pool_info *pi,
+			     enum ordma_knob *bad)
+{
+	u64 chunk = pi->chunk_bytes, bytes = pi->pool_bytes;
+
+	if (k->set & ~(BIT(ORDMA_KNOB_NR) - 1))
+		return -EINVAL;
+	if (ordma_knob_given(k, ORDMA_KNOB_CHUNK_BYTES)) {
+		chunk = k->val[ORDMA_KNOB_CHUNK_BYTES];
+		if (!ordma_chunk_bytes_valid(chunk))
+			return ordma_knob_bad(bad, ORDMA_KNOB_CHUNK_BYTES);
+	}
+	if (ordma_knob_given(k, ORDMA_KNOB_POOL_BYTES)) {
+		bytes = k->val[ORDMA_KNOB_POOL_BYTES];
+		if (!ordma_pool_bytes_valid(bytes, chunk))
+			return ordma_knob_bad(bad, ORDMA_KNOB_POOL_BYTES);
+	} else if (chunk > bytes) {
+		return ordma_knob_bad(bad, ORDMA_KNOB_CHUNK_BYTES);
+	}
+	if (ordma_knob_given(k, ORDMA_KNOB_CHAN_QUOTA) &&
+	    !ordma_quota_valid(k->val[ORDMA_KNOB_CHAN_QUOTA]))
+		return ordma_knob_bad(bad, ORDMA_KNOB_CHAN_QUOTA);
+	if (ordma_knob_given(k, ORDMA_KNOB_USER_QUOTA) &&
+	    !ordma_quota_valid(k->val[ORDMA_KNOB_USER_QUOTA]))
+		return ordma_knob_bad(bad, ORDMA_KNOB_USER_QUOTA);
+	if (ordma_knob_given(k, ORDMA_KNOB_MODE) &&
+	    k->val[ORDMA_KNOB_MODE] >= ORDMA_MODE_NR)
+		return ordma_knob_bad(bad, ORDMA_KNOB_MODE);
+	if (ordma_knob_given(k, ORDMA_KNOB_PROGRESS_MS) &&
+	    !ordma_progress_ms_valid(k->val[ORDMA_KNOB_PROGRESS_MS]))
+		return ordma_knob_bad(bad, ORDMA_KNOB_PROGRESS_MS);
+	return 0;
+}
+
+/*
+ * Apply the checked values of @k. Only chunk_bytes and pool_bytes can still
+ * fail (EBUSY, ENOMEM); they go first, chunk_bytes before pool_bytes unless
+ * the new chunks are larger than the pool is now, and when the second
+ * fails the first is put back where it can be. Returns how many setters
+ * succeeded through @applied.
+ */
+static int ordma_knobs_apply(struct ordma_dev *odev,
+			     const struct ordma_knobs *k,
+			     const struct ordma_pool_info *pi,
+			     enum ordma_knob *bad, unsigned int *applied)
+{
+	enum ordma_knob order[ORDMA_KNOB_NR] = {
+		ORDMA_KNOB_CHUNK_BYTES, ORDMA_KNOB_POOL_BYTES,
+		ORDMA_KNOB_CHAN_QUOTA, ORDMA_KNOB_USER_QUOTA,
+		ORDMA_KNOB_MODE, ORDMA_KNOB_PROGRESS_MS,
+	};
+	u64 old[ORDMA_KNOB_NR] = {
+		[ORDMA_KNOB_CHUNK_BYTES] = pi->chunk_bytes,
+		[ORDMA_KNOB_POOL_BYTES] = pi->pool_bytes,
+	};
+	unsigned int i;
+	int ret;
+
+	if (ordma_knob_given(k, ORDMA_KNOB_CHUNK_BYTES) &&
+	    k->val[ORDMA_KNOB_CHUNK_BYTES] > pi->pool_bytes)
+		swap(order[0], order[1]);
+	for (i = 0; i < ORDMA_KNOB_NR; i++) {
+		if (!ordma_knob_given(k, order[i]))
+			continue;
+		ret = ordma_knob_set(odev, order[i], k->val[order[i]]);
+		if (ret) {
+			if (bad)
+				*bad = order[i];
+			if (i == 1 && ordma_knob_given(k, order[0]))
+				ordma_knob_set(odev, order[0], old[order[0]]);
+			return ret;
+		}
+		(*applied)++;
+	}
+	return 0;
+}
+
+/**
+ * ordma_knobs_set() - change settings of a device
+ * @odev: the device
+ * @k: the settings to change and their values
+ * @bad: the setting that was refused, on an error; may be NULL
+ *
+ * Every value is checked before any is applied (EINVAL); then each goes
+ * through its setter, which may still fail with EBUSY or ENOMEM (chunk_bytes,
+ * pool_bytes: see ordma_knobs_apply()). If any setter succeeded, the chain of
+ * ordma_knobs_notifier_register() is called with @odev.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or a negative errno.
+ */
+int ordma_knobs_set(struct ordma_dev *odev, const struct ordma_knobs *k,
+		    enum ordma_knob *bad)
+{
+	struct ordma_pool_info pi;
+	unsigned int applied = 0;
+	int ret;
+
+	mutex_lock(&ordma_knobs_lock);
+	ordma_pool_read(&odev->pool, &pi);
+	ret = ordma_knobs_check(k, &pi, bad);
+	if (!ret)
+		ret = ordma_knobs_apply(odev, k, &pi, bad, &applied);
+	mutex_unlock(&ordma_knobs_lock);
+	if (applied)
+		blocking_notifier_call_chain(&ordma_knobs_chain, 0, odev);
+	return ret;
+}
+
+/**
+ * ordma_knobs_notifier_register() - be told of every change of settings
+ * @nb: called with the struct ordma_dev whose settings changed, in process
+ *	context
+ *
+ * Return: 0 or a negative errno.
+ */
+int ordma_knobs_notifier_register(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&ordma_knobs_chain, nb);
+}
+
+/**
+ * ordma_knobs_notifier_unregister() - undo ordma_knobs_notifier_register()
+ * @nb: the notifier; no call of it runs once this returns
+ */
+void ordma_knobs_notifier_unregister(struct notifier_block *nb)
+{
+	blocking_notifier_chain_unregister(&ordma_knobs_chain, nb);
+}
+
+/* A write to one setting's file, parsed into @val. */
+static ssize_t ordma_knob_store(struct device *dev, enum ordma_knob knob,
+				u64 val, size_t count)
+{
+	struct ordma_knobs k = { .set = BIT(knob) };
+	int ret;
+
+	k.val[knob] = val;
+	ret = ordma_knobs_set(to_ordma_dev(dev), &k, NULL);
+	return ret ? ret : count;
+}
+
+/* A numeric setting: a decimal number, checked by ordma_knobs_set(). */
+#define ORDMA_KNOB_STORE(_name, _knob)					\
 static ssize_t _name##_store(struct device *dev,			\
 			     struct device_attribute *attr,		\
 			     const char *buf, size_t count)		\
 {									\
 	u64 val;							\
-	int ret;							\
 									\
-	if (kstrtou64(buf, 10, &val) || val > (_max))			\
+	if (kstrtou64(buf, 10, &val))					\
 		return -EINVAL;						\
-	ret = _set(ordma_dev_pool(dev), val);				\
-	return ret ? ret : count;					\
+	return ordma_knob_store(dev, _knob, val, count);		\
 }
 
-ORDMA_POOL_STORE(pool_bytes, ordma_pool_set_bytes, U64_MAX)
-ORDMA_POOL_STORE(chunk_bytes, ordma_pool_set_chunk_bytes, U32_MAX)
-ORDMA_POOL_STORE(chan_quota_chunks, ordma_pool_set_quota, U32_MAX)
-ORDMA_POOL_STORE(user_quota_chunks, ordma_pool_set_user_quota, U32_MAX)
-
-static struct ordma_dev *to_ordma_dev(struct device *dev)
-{
-	return dev_get_drvdata(dev);
-}
+ORDMA_KNOB_STORE(pool_bytes, ORDMA_KNOB_POOL_BYTES)
+ORDMA_KNOB_STORE(chunk_bytes, ORDMA_KNOB_CHUNK_BYTES)
+ORDMA_KNOB_STORE(chan_quota_chunks, ORDMA_KNOB_CHAN_QUOTA)
+ORDMA_KNOB_STORE(user_quota_chunks, ORDMA_KNOB_USER_QUOTA)
+ORDMA_KNOB_STORE(progress_timeout_ms, ORDMA_KNOB_PROGRESS_MS)
 
 /* Counters of the device: totals over its channels. */
 #define ORDMA_DEV_SHOW(_name, _expr)					\
@@ -139,8 +354,7 @@ static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 
 	if (mode < 0)
 		return mode;
-	WRITE_ONCE(to_ordma_dev(dev)->mode, mode);
-	return count;
+	return ordma_knob_store(dev, ORDMA_KNOB_MODE, mode, count);
 }
 static DEVICE_ATTR_RW(mode);
 
@@ -151,22 +365,9 @@ static ssize_t progress_timeout_ms_show(struct device *dev,
 	return sysfs_emit(buf, "%u\n",
 			  READ_ONCE(to_ordma_dev(dev)->progress_ms));
 }
-
-static ssize_t progress_timeout_ms_store(struct device *dev,
-					 struct device_attribute *attr,
-					 const char *buf, size_t count)
-{
-	u32 ms;
-
-	if (kstrtou32(buf, 10, &ms) || ms < ORDMA_PROGRESS_MS_MIN ||
-	    ms > ORDMA_PROGRESS_MS_MAX)
-		return -EINVAL;
-	WRITE_ONCE(to_ordma_dev(dev)->progress_ms, ms);
-	return count;
-}
 static DEVICE_ATTR_RW(progress_timeout_ms);
 
-ORDMA_POOL_SHOW(chunks_held, pool->chunks_total - pool->chunks_free)
+ORDMA_POOL_SHOW(chunks_held, pi.chunks_total - pi.chunks_free)
 static DEVICE_ATTR_RO(chunks_held);
 
 /* Writable settings are 0644: only root changes them. */
