@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 
 #include "chan.h"
+#include "nl.h"
 
 struct workqueue_struct *ordma_wq;
 
@@ -343,6 +344,29 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 struct sockaddr *ordma_chan_peer(struct ordma_chan *chan)
 {
 	return (struct sockaddr *)&chan->peer;
+}
+
+/**
+ * ordma_chan_notify() - tell netlink's events group a channel end came or went
+ * @chan: the channel, established (@up) or being closed; under
+ *	chan->teardown or from its CM handler, so @chan->odev stays
+ * @up: CHAN_UP, else CHAN_DOWN with the error that ended it
+ *
+ * A channel that never reached a device is nobody's news; one that is
+ * closed again has no device any more.
+ */
+void ordma_chan_notify(struct ordma_chan *chan, bool up)
+{
+	unsigned long flags;
+	int err;
+
+	if (!chan->odev)
+		return;
+	spin_lock_irqsave(&chan->lock, flags);
+	err = chan->err;
+	spin_unlock_irqrestore(&chan->lock, flags);
+	ordma_nl_chan_event(chan->odev, up, chan->qp ? chan->qp->qp_num : 0,
+			    ordma_chan_peer(chan), err);
 }
 
 int ordma_chan_init(void)

@@ -468,6 +468,7 @@ void ordma_chan_kick_locked(struct ordma_chan *chan);
 void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);
 void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info);
 struct sockaddr *ordma_chan_peer(struct ordma_chan *chan);
+void ordma_chan_notify(struct ordma_chan *chan, bool up);
 
 /*
  * The fields marked "worker" belong to whoever holds chan->run; a function

@@ -264,6 +264,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		if (chan->phase == ORDMA_PHASE_CONNECTING)
 			chan->phase = ORDMA_PHASE_ESTABLISHED;
 		spin_unlock_irqrestore(&chan->lock, flags);
+		ordma_chan_notify(chan, true);
 		ordma_chan_kick(chan);
 		if (chan->listener)
 			wake_up(&chan->listener->wait);
@@ -527,6 +528,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	/* From here on kicks do nothing: the worker is ours to stop. */
 	chan->closing = true;
 	spin_unlock_irqrestore(&chan->lock, flags);
+	ordma_chan_notify(chan, false);
 	ordma_chan_stop(chan);
 	/* A connect() still waiting (device removal) stops waiting. */
 	if (!completion_done(&chan->connected)) {

@@ -2,12 +2,14 @@
 /*
  * ordma - RDMA from memory that was never registered.
  *
- * Module entry: the class, the character device and the ib_client that
- * builds one context per RDMA device. Init and exit mirror each other.
+ * Module entry: the class, the ib_client that builds one context per RDMA
+ * device, the character device and the generic netlink family. Init and
+ * exit mirror each other.
  */
 #include <linux/module.h>
 
 #include "entry.h"
+#include "nl.h"
 
 static struct ib_client ordma_client;
 
@@ -20,6 +22,7 @@ static int ordma_ib_add(struct ib_device *ibdev)
 		return PTR_ERR(odev);
 	ib_set_client_data(ibdev, &ordma_client, odev);
 	ordma_dev_list(odev);
+	ordma_nl_dev_event(odev, true);
 	return 0;
 }
 
@@ -28,6 +31,7 @@ static void ordma_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct ordma_dev *odev = client_data;
 
+	ordma_nl_dev_event(odev, false);
 	ordma_dev_unlist(odev);
 	ordma_cm_remove_dev(odev);
 	ordma_dev_destroy(odev);
@@ -59,8 +63,14 @@ static int __init ordma_init(void)
 	if (ret)
 		goto err_client;
 
+	ret = ordma_nl_init();
+	if (ret)
+		goto err_cdev;
+
 	return 0;
 
+err_cdev:
+	ordma_cdev_exit();
 err_client:
 	ib_unregister_client(&ordma_client);
 err_sysfs:
@@ -72,6 +82,7 @@ err_chan:
 
 static void __exit ordma_exit(void)
 {
+	ordma_nl_exit();
 	ordma_cdev_exit();
 	ib_unregister_client(&ordma_client);
 	ordma_sysfs_exit();

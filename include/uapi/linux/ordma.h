@@ -626,4 +626,225 @@ struct ordma_ring_enter {
 
 #define ORDMA_IOC_RING_ENTER	_IO(ORDMA_TYPE, ORDMA_CMD_RING_ENTER)
 
+/* ---- Generic netlink family "ordma" -------------------------------------- */
+
+/**
+ * DOC: Generic netlink
+ *
+ * Operators reach every ordma device through the generic netlink family
+ * ORDMA_GENL_NAME, version ORDMA_GENL_VERSION (tools/ordmactl; the spec is
+ * Documentation/netlink/specs/ordma.yaml). A device is named by its RDMA
+ * device name (ORDMA_NL_A_DEV_NAME, as "rdma link show" lists it).
+ *
+ * - ORDMA_NL_CMD_DEV_GET: a device's name, port state, pool, settings,
+ *   counters and cost model; a dump returns every device.
+ * - ORDMA_NL_CMD_POOL_GET: the pool and the settings alone; a dump returns
+ *   every device.
+ * - ORDMA_NL_CMD_POOL_SET (CAP_NET_ADMIN): change any of pool_bytes,
+ *   chunk_bytes, chan_quota_chunks, user_quota_chunks, mode and
+ *   progress_timeout_ms, with the rules of their sysfs files
+ *   (Documentation/ABI/testing/sysfs-class-ordma). Every value is checked
+ *   before any is applied; chunk_bytes and pool_bytes are applied first,
+ *   and a run-time failure of the second (EBUSY, ENOMEM) puts the first
+ *   back where it can.
+ * - ORDMA_NL_CMD_STATS_RESET (CAP_NET_ADMIN): zero a device's counters;
+ *   gauges (channels, pages_pinned, mrs_live, chunks_*) keep their values,
+ *   high_water restarts from the chunks held now.
+ *
+ * Every command validates strictly: an unknown or malformed attribute, a
+ * missing device name or a bad value is EINVAL with an extended ack message
+ * naming the attribute (the netlink core answers ERANGE for a string whose
+ * NUL is followed by more bytes than the attribute may hold); an unknown
+ * command is EOPNOTSUPP; a name no ordma device has is ENODEV; a change
+ * without CAP_NET_ADMIN is EPERM.
+ *
+ * The multicast group ORDMA_GENL_MCGRP_EVENTS carries, to anyone who joins
+ * it: ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost
+ * its ordma context), ORDMA_NL_CMD_POOL_CHANGED (a POOL_SET or a sysfs
+ * settings write succeeded: the new pool attributes), ORDMA_NL_CMD_CHAN_UP
+ * (a channel end was established) and ORDMA_NL_CMD_CHAN_DOWN (a channel end
+ * that had reached a device was closed; ORDMA_NL_A_ERRNO says why: ECANCELED
+ * when its owner closed it, else the error that ended it, such as ENOTCONN,
+ * ENODEV, ETIMEDOUT, EPROTO or ECONNREFUSED for a connect that failed).
+ * The family lives in the initial network namespace only.
+ */
+
+#define ORDMA_GENL_NAME		"ordma"
+#define ORDMA_GENL_VERSION	1
+#define ORDMA_GENL_MCGRP_EVENTS	"events"
+
+/**
+ * enum ordma_nl_cmd - commands and notifications of the family
+ * @ORDMA_NL_CMD_UNSPEC: never used
+ * @ORDMA_NL_CMD_DEV_GET: get one device (ORDMA_NL_A_DEV_NAME) or dump all
+ * @ORDMA_NL_CMD_POOL_GET: get the pool and settings of one device, or dump
+ * @ORDMA_NL_CMD_POOL_SET: change settings of one device (CAP_NET_ADMIN)
+ * @ORDMA_NL_CMD_STATS_RESET: zero the counters of one device (CAP_NET_ADMIN)
+ * @ORDMA_NL_CMD_DEV_ADD: notification: a device got its ordma context
+ * @ORDMA_NL_CMD_DEV_DEL: notification: a device is losing its context
+ * @ORDMA_NL_CMD_POOL_CHANGED: notification: settings changed (the pool
+ *	attributes of ORDMA_NL_CMD_POOL_GET)
+ * @ORDMA_NL_CMD_CHAN_UP: notification: a channel end was established
+ * @ORDMA_NL_CMD_CHAN_DOWN: notification: a channel end was closed
+ * @__ORDMA_NL_CMD_MAX: one after the last
+ * @ORDMA_NL_CMD_MAX: the last
+ */
+enum ordma_nl_cmd {
+	ORDMA_NL_CMD_UNSPEC,
+	ORDMA_NL_CMD_DEV_GET,
+	ORDMA_NL_CMD_POOL_GET,
+	ORDMA_NL_CMD_POOL_SET,
+	ORDMA_NL_CMD_STATS_RESET,
+	ORDMA_NL_CMD_DEV_ADD,
+	ORDMA_NL_CMD_DEV_DEL,
+	ORDMA_NL_CMD_POOL_CHANGED,
+	ORDMA_NL_CMD_CHAN_UP,
+	ORDMA_NL_CMD_CHAN_DOWN,
+
+	__ORDMA_NL_CMD_MAX,
+	ORDMA_NL_CMD_MAX = __ORDMA_NL_CMD_MAX - 1
+};
+
+/**
+ * enum ordma_nl_attr - attributes of the family's messages
+ * @ORDMA_NL_A_UNSPEC: never used
+ * @ORDMA_NL_A_PAD: padding of 64-bit attributes
+ * @ORDMA_NL_A_DEV_NAME: string, the RDMA device's name (at most 63 bytes)
+ * @ORDMA_NL_A_PORT_STATE: u8, enum ordma_nl_port_state of the device's
+ *	first port (cached by the RDMA core)
+ * @ORDMA_NL_A_POOL_BYTES: u64, pool size in bytes (settable)
+ * @ORDMA_NL_A_CHUNK_BYTES: u32, size of each chunk (settable)
+ * @ORDMA_NL_A_CHUNKS_TOTAL: u32, chunks allocated, free or held
+ * @ORDMA_NL_A_CHUNKS_FREE: u32, chunks no channel holds
+ * @ORDMA_NL_A_CHUNKS_HELD: u32, chunks held now
+ * @ORDMA_NL_A_HIGH_WATER: u32, most chunks held at once
+ * @ORDMA_NL_A_ALLOC_WAITS: u64, times a channel waited for a chunk
+ * @ORDMA_NL_A_CHAN_QUOTA_CHUNKS: u32, most chunks of one channel (settable)
+ * @ORDMA_NL_A_USER_QUOTA_CHUNKS: u32, most chunks of one user (settable)
+ * @ORDMA_NL_A_MODE: string, "auto", "copy", "zerocopy" or "overlap"
+ *	(settable)
+ * @ORDMA_NL_A_PROGRESS_TIMEOUT_MS: u32, ms before a stuck channel fails
+ *	(settable)
+ * @ORDMA_NL_A_BYTES_TX: u64, payload bytes sent
+ * @ORDMA_NL_A_BYTES_RX: u64, payload bytes received
+ * @ORDMA_NL_A_OPS: u64, operations completed
+ * @ORDMA_NL_A_ERRORS: u64, operations completed with an error
+ * @ORDMA_NL_A_CHANNELS: u64, channel ends now (a gauge)
+ * @ORDMA_NL_A_PAGES_PINNED: u64, user pages pinned now (a gauge)
+ * @ORDMA_NL_A_MRS_LIVE: u64, memory regions registered now (a gauge)
+ * @ORDMA_NL_A_BYTES_PLACED: u64, bytes peers wrote straight into buffers
+ * @ORDMA_NL_A_BYTES_COPIED: u64, bytes sent from pool chunks
+ * @ORDMA_NL_A_BYTES_ZEROCOPY: u64, bytes sent from registered pages
+ * @ORDMA_NL_A_REGISTRATIONS: u64, segments registered
+ * @ORDMA_NL_A_REG_NS: u64, ns spent registering
+ * @ORDMA_NL_A_HIDDEN_NS: u64, the part of it the data path did not wait for
+ * @ORDMA_NL_A_FALLBACKS: u64, segments copied because they did not register
+ * @ORDMA_NL_A_PEER_FAULTS: u64, channels failed for a peer's broken rule
+ * @ORDMA_NL_A_TOKEN_GUESSES: u64, window tokens peers guessed
+ * @ORDMA_NL_A_MODEL: nest of enum ordma_nl_model_attr, the cost model
+ * @ORDMA_NL_A_CHAN_QPN: u32, the channel end's QP number (unique on its
+ *	device while the channel lives)
+ * @ORDMA_NL_A_PEER_IPV4: u32 (network byte order), the peer's IPv4 address
+ * @ORDMA_NL_A_PEER_IPV6: binary (16 bytes), the peer's IPv6 address
+ * @ORDMA_NL_A_PEER_PORT: u16 (network byte order), the peer's port
+ * @ORDMA_NL_A_ERRNO: u32, a positive errno: why a channel end went down
+ * @__ORDMA_NL_A_MAX: one after the last
+ * @ORDMA_NL_A_MAX: the last
+ *
+ * The names in lower case are the names of the sysfs files of
+ * Documentation/ABI/testing/sysfs-class-ordma, and the keys of
+ * "ordmactl -j".
+ */
+enum ordma_nl_attr {
+	ORDMA_NL_A_UNSPEC,
+	ORDMA_NL_A_PAD,
+	ORDMA_NL_A_DEV_NAME,
+	ORDMA_NL_A_PORT_STATE,
+	ORDMA_NL_A_POOL_BYTES,
+	ORDMA_NL_A_CHUNK_BYTES,
+	ORDMA_NL_A_CHUNKS_TOTAL,
+	ORDMA_NL_A_CHUNKS_FREE,
+	ORDMA_NL_A_CHUNKS_HELD,
+	ORDMA_NL_A_HIGH_WATER,
+	ORDMA_NL_A_ALLOC_WAITS,
+	ORDMA_NL_A_CHAN_QUOTA_CHUNKS,
+	ORDMA_NL_A_USER_QUOTA_CHUNKS,
+	ORDMA_NL_A_MODE,
+	ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
+	ORDMA_NL_A_BYTES_TX,
+	ORDMA_NL_A_BYTES_RX,
+	ORDMA_NL_A_OPS,
+	ORDMA_NL_A_ERRORS,
+	ORDMA_NL_A_CHANNELS,
+	ORDMA_NL_A_PAGES_PINNED,
+	ORDMA_NL_A_MRS_LIVE,
+	ORDMA_NL_A_BYTES_PLACED,
+	ORDMA_NL_A_BYTES_COPIED,
+	ORDMA_NL_A_BYTES_ZEROCOPY,
+	ORDMA_NL_A_REGISTRATIONS,
+	ORDMA_NL_A_REG_NS,
+	ORDMA_NL_A_HIDDEN_NS,
+	ORDMA_NL_A_FALLBACKS,
+	ORDMA_NL_A_PEER_FAULTS,
+	ORDMA_NL_A_TOKEN_GUESSES,
+	ORDMA_NL_A_MODEL,
+	ORDMA_NL_A_CHAN_QPN,
+	ORDMA_NL_A_PEER_IPV4,
+	ORDMA_NL_A_PEER_IPV6,
+	ORDMA_NL_A_PEER_PORT,
+	ORDMA_NL_A_ERRNO,
+
+	__ORDMA_NL_A_MAX,
+	ORDMA_NL_A_MAX = __ORDMA_NL_A_MAX - 1
+};
+
+/**
+ * enum ordma_nl_model_attr - the cost model, nested in ORDMA_NL_A_MODEL
+ * @ORDMA_NL_MODEL_A_UNSPEC: never used
+ * @ORDMA_NL_MODEL_A_PAD: padding of 64-bit attributes
+ * @ORDMA_NL_MODEL_A_PIN_NS_PAGE: u64, ns to pin one page
+ * @ORDMA_NL_MODEL_A_REG_NS: u64, fixed ns of one registration
+ * @ORDMA_NL_MODEL_A_COPY_PS_BYTE: u64, ps per byte copied into a chunk
+ * @ORDMA_NL_MODEL_A_WIRE_PS_BYTE: u64, ps per byte on the device's wire
+ * @ORDMA_NL_MODEL_A_WR_NS: u64, fixed ns of one work request
+ * @ORDMA_NL_MODEL_A_DEREG_NS: u64, ns to deregister one segment
+ * @ORDMA_NL_MODEL_A_CPU_WIRE: u8, 1 if the wire is work of the host's CPUs
+ * @__ORDMA_NL_MODEL_A_MAX: one after the last
+ * @ORDMA_NL_MODEL_A_MAX: the last
+ *
+ * The sysfs files are named model_ and these names in lower case.
+ */
+enum ordma_nl_model_attr {
+	ORDMA_NL_MODEL_A_UNSPEC,
+	ORDMA_NL_MODEL_A_PAD,
+	ORDMA_NL_MODEL_A_PIN_NS_PAGE,
+	ORDMA_NL_MODEL_A_REG_NS,
+	ORDMA_NL_MODEL_A_COPY_PS_BYTE,
+	ORDMA_NL_MODEL_A_WIRE_PS_BYTE,
+	ORDMA_NL_MODEL_A_WR_NS,
+	ORDMA_NL_MODEL_A_DEREG_NS,
+	ORDMA_NL_MODEL_A_CPU_WIRE,
+
+	__ORDMA_NL_MODEL_A_MAX,
+	ORDMA_NL_MODEL_A_MAX = __ORDMA_NL_MODEL_A_MAX - 1
+};
+
+/**
+ * enum ordma_nl_port_state - ORDMA_NL_A_PORT_STATE, as the RDMA core has it
+ * @ORDMA_NL_PORT_NOP: no state reported
+ * @ORDMA_NL_PORT_DOWN: the link is down
+ * @ORDMA_NL_PORT_INIT: initializing
+ * @ORDMA_NL_PORT_ARMED: armed
+ * @ORDMA_NL_PORT_ACTIVE: up: channels can be opened
+ * @ORDMA_NL_PORT_ACTIVE_DEFER: active, with a deferred error
+ */
+enum ordma_nl_port_state {
+	ORDMA_NL_PORT_NOP,
+	ORDMA_NL_PORT_DOWN,
+	ORDMA_NL_PORT_INIT,
+	ORDMA_NL_PORT_ARMED,
+	ORDMA_NL_PORT_ACTIVE,
+	ORDMA_NL_PORT_ACTIVE_DEFER,
+};
+
 #endif /* _UAPI_LINUX_ORDMA_H */
