@@ -24,7 +24,11 @@ HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
 .PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all tools
 
-TOOLS := tools/ordma-bench tools/ordma-ringbench
+TOOLS := tools/ordma-bench tools/ordma-ringbench tools/ordmactl
+
+# libnl-genl-3 for what speaks ordma's generic netlink family.
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+NL_LIBS	:= $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 
 all: modules selftests $(TOOLS)
 
@@ -32,6 +36,9 @@ tools: $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
+
+tools/ordmactl: tools/ordmactl.c include/uapi/linux/ordma.h
+	$(CC) $(CFLAGS) -Iinclude/uapi $(NL_CFLAGS) -o $@ $< $(NL_LIBS)
 
 # The rings through the raw ABI, with the selftests' ring helpers.
 tools/ordma-ringbench: tools/ordma-ringbench.c selftests/ordma_ring.h include/uapi/linux/ordma.h
@@ -124,9 +131,9 @@ clean:
 # all at ORDMA_1.0) and lib/libordma.a; the tools, examples and guest test
 # link the static one so they run from the tree. `make install PREFIX=...
 # DESTDIR=...` installs the library, <libordma.h> and <linux/ordma.h>,
-# ordma.pc, the man pages, ordmacp and ordma-bench; `make modules_install`
-# installs the module through kbuild (INSTALL_MOD_PATH, INSTALL_MOD_DIR
-# honoured).
+# ordma.pc, the man pages, ordmacp, ordma-bench and ordmactl; `make
+# modules_install` installs the module through kbuild (INSTALL_MOD_PATH,
+# INSTALL_MOD_DIR honoured).
 
 ORDMA_VERSION	:= 1.0.0
 ORDMA_SONAME	:= libordma.so.1
@@ -186,11 +193,11 @@ selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
 selftests/guest/lib_test: LDLIBS += lib/libordma.a
 
-install: lib tools/ordmacp tools/ordma-bench
+install: lib tools/ordmacp tools/ordma-bench tools/ordmactl
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/linux \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 644 lib/libordma.a $(DESTDIR)$(LIBDIR)/
 	$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(ORDMA_SONAME)
@@ -203,7 +210,9 @@ install: lib tools/ordmacp tools/ordma-bench
 	$(INSTALL) -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	$(INSTALL) -m 644 man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
-	$(INSTALL) -m 755 tools/ordmacp tools/ordma-bench $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 644 man/man8/*.8 $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 755 tools/ordmacp tools/ordma-bench tools/ordmactl \
+		$(DESTDIR)$(BINDIR)/
 
 modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install

@@ -50,8 +50,9 @@ installed() {
 	local f
 	for f in usr/lib/libordma.so.1.0.0 usr/lib/libordma.a \
 		 usr/include/libordma.h usr/include/linux/ordma.h \
-		 usr/lib/pkgconfig/ordma.pc usr/bin/ordmacp \
-		 usr/share/man/man7/libordma.7 usr/share/man/man1/ordmacp.1; do
+		 usr/lib/pkgconfig/ordma.pc usr/bin/ordmacp usr/bin/ordmactl \
+		 usr/share/man/man7/libordma.7 usr/share/man/man1/ordmacp.1 \
+		 usr/share/man/man8/ordmactl.8; do
 		[ -f "$dest/$f" ] || { echo "missing $f"; return 1; }
 	done
 	[ "$(readlink "$lib/libordma.so.1")" = libordma.so.1.0.0 ] ||
