@@ -73,6 +73,9 @@ selftests/host/ring_idx_test: kernel/ring_idx.h
 # fail_test binds with it to tell a broken RDMA core from a broken ordma.
 selftests/guest/proto_test selftests/guest/fail_test: LDLIBS += -lrdmacm -libverbs
 
+# nl_test runs ordmactl; it speaks netlink itself through raw sockets.
+selftests/guest/nl_test: tools/ordmactl
+
 # The planner's host test builds kernel/plan.c in, over a few kernel shims.
 selftests/host/plan_test: kernel/plan.c kernel/plan.h selftests/host/plan_shim.h
 selftests/host/plan_test: TEST_CPPFLAGS += -Ikernel
