@@ -18,6 +18,7 @@
 #include <linux/notifier.h>
 #include <linux/socket.h>
 #include <linux/sched/clock.h>
+#include <linux/sizes.h>
 #include <rdma/ib_verbs.h>
 #include <uapi/linux/ordma.h>
 
@@ -137,6 +138,13 @@ struct ordma_pool_info {
 	u32 user_quota;
 };
 
+/* Bounds of the pool's settings (pool.c checks them, nl.c's policies too). */
+#define ORDMA_CHUNK_MIN		SZ_4K
+#define ORDMA_CHUNK_MAX		SZ_1M
+#define ORDMA_POOL_MAX		SZ_1G
+#define ORDMA_QUOTA_MIN		1
+#define ORDMA_QUOTA_MAX		65536
+
 /* pool.c */
 bool ordma_chunk_bytes_valid(u64 bytes);
 bool ordma_pool_bytes_valid(u64 bytes, u32 chunk_bytes);
@@ -160,8 +168,7 @@ bool ordma_pool_user_below(struct ordma_pool *pool, struct ordma_hold *held,
 			   u32 div);
 bool ordma_pool_has_room(struct ordma_pool *pool, struct ordma_hold *held);
 u32 ordma_pool_chunk_bytes(struct ordma_pool *pool);
-int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes);
-int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes);
+int ordma_pool_resize(struct ordma_pool *pool, u32 chunk_bytes, u64 bytes);
 int ordma_pool_set_quota(struct ordma_pool *pool, u32 chunks);
 int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
 

@@ -28,8 +28,11 @@
  * no call of the entry's function is running or to come.
  *
  * ordma_pool_cfg_lock, a mutex, serializes the reconfigurations of every pool
- * (sysfs writes), which allocate and free chunks outside pool->lock. Gets
- * and puts do not take it.
+ * (ordma_pool_resize(), from sysfs.c's ordma_knobs_set(): a sysfs write or
+ * netlink's POOL_SET), which allocate and free chunks outside pool->lock.
+ * Their caller holds sysfs.c's ordma_knobs_lock, taken outside this one:
+ * ordma_knobs_lock, then ordma_pool_cfg_lock, then pool->lock. Gets and
+ * puts take neither mutex.
  *
  * Freeing a chunk (ib_dma_unmap_single(), free_pages_exact(), kfree())
  * happens without the lock, and may happen in ordma_chunk_put() in any
@@ -48,12 +51,6 @@
 #include <linux/slab.h>
 
 #include "ordma.h"
-
-#define ORDMA_CHUNK_MIN		SZ_4K
-#define ORDMA_CHUNK_MAX		SZ_1M
-#define ORDMA_POOL_MAX		SZ_1G
-#define ORDMA_QUOTA_MIN		1
-#define ORDMA_QUOTA_MAX		65536
 
 static DEFINE_MUTEX(ordma_pool_cfg_lock);
 
@@ -637,35 +634,21 @@ void ordma_pool_reset_stats(struct ordma_pool *pool)
 	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
-/**
- * ordma_pool_set_bytes() - resize a pool
- * @pool: the pool
- * @bytes: the new size, from chunk_bytes to 1 GiB; rounded down to a
- *	multiple of chunk_bytes
- *
- * Growing allocates the new chunks at once and wakes the waiters. Shrinking
- * frees free chunks above the new size at once and the rest as they are put
- * back.
- *
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a size out of range; -ENOMEM if the new chunks
- * cannot be allocated (the pool is then unchanged).
+/*
+ * A pool of @target chunks of the size it has: grow by allocating the
+ * missing chunks at once, shrink by freeing free chunks above @target now
+ * and the rest as they are put back. Under ordma_pool_cfg_lock. On -ENOMEM
+ * the pool is as it was.
  */
-int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
+static int ordma_pool_set_target(struct ordma_pool *pool, u32 target)
 {
-	u32 target, old_target, n = 0;
+	u32 old_target, n = 0;
 	LIST_HEAD(chunks);
 	bool wake;
-	int ret = 0;
+	int ret;
 
-	mutex_lock(&ordma_pool_cfg_lock);
+	lockdep_assert_held(&ordma_pool_cfg_lock);
 	spin_lock_irq(&pool->lock);
-	if (!ordma_pool_bytes_valid(bytes, pool->chunk_bytes)) {
-		spin_unlock_irq(&pool->lock);
-		ret = -EINVAL;
-		goto out;
-	}
-	target = div_u64(bytes, pool->chunk_bytes);
 	old_target = pool->target_chunks;
 	/* Raised now so that no put frees a chunk we would reallocate. */
 	pool->target_chunks = target;
@@ -676,7 +659,7 @@ int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
 
 	if (!n) {
 		ordma_chunks_free(pool, &chunks);
-		goto out;
+		return 0;
 	}
 
 	/*
@@ -693,53 +676,33 @@ int ordma_pool_set_bytes(struct ordma_pool *pool, u64 bytes)
 	spin_unlock_irq(&pool->lock);
 	if (wake)
 		wake_up_all(&pool->waiters);
-out:
-	mutex_unlock(&ordma_pool_cfg_lock);
 	return ret;
 }
 
-/**
- * ordma_pool_set_chunk_bytes() - change the size of the chunks of a pool
- * @pool: the pool
- * @bytes: the new chunk size, a power of two from 4096 to 1 MiB, at most
- *	the pool size
- *
- * Only while no chunk is held: allocates the chunks of the new size first
- * (the pool keeps its size in bytes, rounded down to a multiple of @bytes),
- * then frees the old ones.
- *
- * Context: process context, may sleep.
- * Return: 0; -EINVAL for a size out of range; -EBUSY if a chunk is held;
- * -ENOMEM (the pool is then unchanged).
+/*
+ * A pool of @target chunks of @bytes each, a size it has not: only while
+ * no chunk is held. The whole new set is allocated first, then swapped in
+ * under pool->lock (the one point where the pool changes), then the old
+ * chunks are freed. Under ordma_pool_cfg_lock. On an error the pool is as
+ * it was.
  */
-int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
+static int ordma_pool_rebuild(struct ordma_pool *pool, u32 bytes, u32 target)
 {
+	bool busy, wake = false;
 	LIST_HEAD(chunks);
 	LIST_HEAD(old);
-	bool unchanged, wake = false;
-	u64 pool_bytes;
-	u32 target;
-	int ret = 0;
+	int ret;
 
-	if (!ordma_chunk_bytes_valid(bytes))
-		return -EINVAL;
-
-	mutex_lock(&ordma_pool_cfg_lock);
+	lockdep_assert_held(&ordma_pool_cfg_lock);
 	spin_lock_irq(&pool->lock);
-	pool_bytes = (u64)pool->target_chunks * pool->chunk_bytes;
-	unchanged = bytes == pool->chunk_bytes;
-	if (bytes > pool_bytes)
-		ret = -EINVAL;
-	else if (!unchanged && pool->chunks_free != pool->chunks_total)
-		ret = -EBUSY;
+	busy = pool->chunks_free != pool->chunks_total;
 	spin_unlock_irq(&pool->lock);
-	if (ret || unchanged)
-		goto out;
+	if (busy)
+		return -EBUSY;
 
-	target = div_u64(pool_bytes, bytes);
 	ret = ordma_chunks_alloc(pool, bytes, target, &chunks);
 	if (ret)
-		goto out;
+		return ret;
 
 	spin_lock_irq(&pool->lock);
 	/* A chunk may have been taken while we allocated. */
@@ -761,7 +724,48 @@ int ordma_pool_set_chunk_bytes(struct ordma_pool *pool, u32 bytes)
 	ordma_chunks_free(pool, &chunks);
 	if (wake)
 		wake_up_all(&pool->waiters);
-out:
+	return ret;
+}
+
+/**
+ * ordma_pool_resize() - give a pool a new size and chunk size at once
+ * @pool: the pool
+ * @chunk_bytes: the chunk size, a power of two from 4096 to 1 MiB, at most
+ *	@bytes; the pool's own to keep it
+ * @bytes: the pool size, from @chunk_bytes to 1 GiB, rounded down to a
+ *	multiple of @chunk_bytes; the pool's own to keep it
+ *
+ * With the chunk size it has, the pool grows (the new chunks allocated at
+ * once, the waiters woken) or shrinks (free chunks above the new size freed
+ * at once, the rest as they are put back). A new chunk size is taken only
+ * while no chunk is held: every chunk of the new size is allocated first
+ * and the pool takes them, with its new size, in one step under its lock.
+ * Either way the pool is unchanged when this fails.
+ *
+ * Context: process context, may sleep.
+ * Return: 0; -EINVAL for a size out of range; -EBUSY if the chunk size
+ * changes while a chunk is held; -ENOMEM.
+ */
+int ordma_pool_resize(struct ordma_pool *pool, u32 chunk_bytes, u64 bytes)
+{
+	bool same;
+	u32 target;
+	int ret;
+
+	if (!ordma_chunk_bytes_valid(chunk_bytes) ||
+	    !ordma_pool_bytes_valid(bytes, chunk_bytes))
+		return -EINVAL;
+	target = div_u64(bytes, chunk_bytes);
+
+	mutex_lock(&ordma_pool_cfg_lock);
+	/* The chunk size changes only under the cfg lock: this holds. */
+	spin_lock_irq(&pool->lock);
+	same = pool->chunk_bytes == chunk_bytes;
+	spin_unlock_irq(&pool->lock);
+	if (same)
+		ret = ordma_pool_set_target(pool, target);
+	else
+		ret = ordma_pool_rebuild(pool, chunk_bytes, target);
 	mutex_unlock(&ordma_pool_cfg_lock);
 	return ret;
 }

@@ -47,13 +47,19 @@ ORDMA_POOL_SHOW(alloc_waits, pi.alloc_waits)
  * The settings of a device (enum ordma_knob) are written through their
  * sysfs files and through netlink's POOL_SET (nl.c), both by
  * ordma_knobs_set(): every value is checked against the others and the
- * device's, then each is applied by its one setter (pool.c's, or the two
- * below), then the chain ordma_knobs_chain is told (netlink's
- * POOL_CHANGED).
+ * device's, then applied, then, if a value changed, the chain
+ * ordma_knobs_chain is told (netlink's POOL_CHANGED).
+ *
+ * Only the pool's size and chunk size can still fail once checked (EBUSY,
+ * ENOMEM). They go first and together, through ordma_pool_resize(), which
+ * changes the pool in one step or not at all; the other settings cannot
+ * fail after the check. So a request either changes everything it names or
+ * nothing.
  *
  * Locking: ordma_knobs_lock (a mutex) serializes writers of every device,
  * so the check holds until the values are applied; the setters take their
- * own locks inside it. The chain is called without it.
+ * own locks inside it (pool.c's ordma_pool_cfg_lock, then pool->lock). The
+ * chain is called without it.
  */
 static DEFINE_MUTEX(ordma_knobs_lock);
 static BLOCKING_NOTIFIER_HEAD(ordma_knobs_chain);
@@ -63,51 +69,18 @@ static bool ordma_progress_ms_valid(u64 ms)
 	return ms >= ORDMA_PROGRESS_MS_MIN && ms <= ORDMA_PROGRESS_MS_MAX;
 }
 
-static int ordma_dev_set_mode(struct ordma_dev *odev, u64 mode)
+/* Every setting of @odev as it is now, indexed by enum ordma_knob. */
+static void ordma_knobs_read(struct ordma_dev *odev, u64 val[ORDMA_KNOB_NR])
 {
-	if (mode >= ORDMA_MODE_NR)
-		return -EINVAL;
-	WRITE_ONCE(odev->mode, mode);
-	return 0;
-}
+	struct ordma_pool_info pi;
 
-static int ordma_dev_set_progress_ms(struct ordma_dev *odev, u64 ms)
-{
-	if (!ordma_progress_ms_valid(ms))
-		return -EINVAL;
-	WRITE_ONCE(odev->progress_ms, ms);
-	return 0;
-}
-
-/* The one setter of each setting; each checks its value again. */
-static int ordma_knob_set(struct ordma_dev *odev, enum ordma_knob knob,
-			  u64 val)
-{
-	struct ordma_pool *pool = &odev->pool;
-
-	lockdep_assert_held(&ordma_knobs_lock);
-	switch (knob) {
-	case ORDMA_KNOB_CHUNK_BYTES:
-		if (!ordma_chunk_bytes_valid(val))
-			return -EINVAL;
-		return ordma_pool_set_chunk_bytes(pool, val);
-	case ORDMA_KNOB_POOL_BYTES:
-		return ordma_pool_set_bytes(pool, val);
-	case ORDMA_KNOB_CHAN_QUOTA:
-		if (!ordma_quota_valid(val))
-			return -EINVAL;
-		return ordma_pool_set_quota(pool, val);
-	case ORDMA_KNOB_USER_QUOTA:
-		if (!ordma_quota_valid(val))
-			return -EINVAL;
-		return ordma_pool_set_user_quota(pool, val);
-	case ORDMA_KNOB_MODE:
-		return ordma_dev_set_mode(odev, val);
-	case ORDMA_KNOB_PROGRESS_MS:
-		return ordma_dev_set_progress_ms(odev, val);
-	default:
-		return -EINVAL;
-	}
+	ordma_pool_read(&odev->pool, &pi);
+	val[ORDMA_KNOB_POOL_BYTES] = pi.pool_bytes;
+	val[ORDMA_KNOB_CHUNK_BYTES] = pi.chunk_bytes;
+	val[ORDMA_KNOB_CHAN_QUOTA] = pi.quota;
+	val[ORDMA_KNOB_USER_QUOTA] = pi.user_quota;
+	val[ORDMA_KNOB_MODE] = READ_ONCE(odev->mode);
+	val[ORDMA_KNOB_PROGRESS_MS] = READ_ONCE(odev->progress_ms);
 }
 
 static bool ordma_knob_given(const struct ordma_knobs *k, enum ordma_knob knob)
@@ -124,13 +97,13 @@ static int ordma_knob_bad(enum ordma_knob *bad, enum ordma_knob knob)
 
 /*
  * Would every setter take its value of @k, once the others of @k are
- * applied? @pi is the pool as it is.
+ * applied? @cur: the settings as they are.
  */
-static int ordma_knobs_check(const struct ordma_knobs *k,
-			     const struct ordma_pool_info *pi,
+static int ordma_knobs_check(const struct ordma_knobs *k, const u64 *cur,
 			     enum ordma_knob *bad)
 {
-	u64 chunk = pi->chunk_bytes, bytes = pi->pool_bytes;
+	u64 chunk = cur[ORDMA_KNOB_CHUNK_BYTES];
+	u64 bytes = cur[ORDMA_KNOB_POOL_BYTES];
 
 	if (k->set & ~(BIT(ORDMA_KNOB_NR) - 1))
 		return -EINVAL;
@@ -162,45 +135,47 @@ static int ordma_knobs_check(const struct ordma_knobs *k,
 }
 
 /*
- * Apply the checked values of @k. Only chunk_bytes and pool_bytes can still
- * fail (EBUSY, ENOMEM); they go first, chunk_bytes before pool_bytes unless
- * the new chunks are larger than the pool is now, and when the second
- * fails the first is put back where it can be. Returns how many setters
- * succeeded through @applied.
+ * Apply the checked values of @k; @cur: the settings as they are. The pool
+ * goes first, in one ordma_pool_resize() with its final chunk size and
+ * size: if that fails nothing has changed. The rest cannot fail.
  */
 static int ordma_knobs_apply(struct ordma_dev *odev,
-			     const struct ordma_knobs *k,
-			     const struct ordma_pool_info *pi,
-			     enum ordma_knob *bad, unsigned int *applied)
+			     const struct ordma_knobs *k, const u64 *cur,
+			     enum ordma_knob *bad)
 {
-	enum ordma_knob order[ORDMA_KNOB_NR] = {
-		ORDMA_KNOB_CHUNK_BYTES, ORDMA_KNOB_POOL_BYTES,
-		ORDMA_KNOB_CHAN_QUOTA, ORDMA_KNOB_USER_QUOTA,
-		ORDMA_KNOB_MODE, ORDMA_KNOB_PROGRESS_MS,
-	};
-	u64 old[ORDMA_KNOB_NR] = {
-		[ORDMA_KNOB_CHUNK_BYTES] = pi->chunk_bytes,
-		[ORDMA_KNOB_POOL_BYTES] = pi->pool_bytes,
-	};
-	unsigned int i;
+	bool chunk = ordma_knob_given(k, ORDMA_KNOB_CHUNK_BYTES);
+	bool bytes = ordma_knob_given(k, ORDMA_KNOB_POOL_BYTES);
+	struct ordma_pool *pool = &odev->pool;
+	u64 new_chunk, new_bytes;
 	int ret;
 
-	if (ordma_knob_given(k, ORDMA_KNOB_CHUNK_BYTES) &&
-	    k->val[ORDMA_KNOB_CHUNK_BYTES] > pi->pool_bytes)
-		swap(order[0], order[1]);
-	for (i = 0; i < ORDMA_KNOB_NR; i++) {
-		if (!ordma_knob_given(k, order[i]))
-			continue;
-		ret = ordma_knob_set(odev, order[i], k->val[order[i]]);
+	lockdep_assert_held(&ordma_knobs_lock);
+	if (chunk || bytes) {
+		new_chunk = chunk ? k->val[ORDMA_KNOB_CHUNK_BYTES] :
+				    cur[ORDMA_KNOB_CHUNK_BYTES];
+		new_bytes = bytes ? k->val[ORDMA_KNOB_POOL_BYTES] :
+				    cur[ORDMA_KNOB_POOL_BYTES];
+		ret = ordma_pool_resize(pool, new_chunk, new_bytes);
 		if (ret) {
+			/* Only a new chunk size is ever busy. */
 			if (bad)
-				*bad = order[i];
-			if (i == 1 && ordma_knob_given(k, order[0]))
-				ordma_knob_set(odev, order[0], old[order[0]]);
+				*bad = chunk && (ret == -EBUSY || !bytes) ?
+				       ORDMA_KNOB_CHUNK_BYTES :
+				       ORDMA_KNOB_POOL_BYTES;
 			return ret;
 		}
-		(*applied)++;
 	}
+	/* Checked: these setters take every value that passed. */
+	if (ordma_knob_given(k, ORDMA_KNOB_CHAN_QUOTA))
+		WARN_ON_ONCE(ordma_pool_set_quota(pool,
+						  k->val[ORDMA_KNOB_CHAN_QUOTA]));
+	if (ordma_knob_given(k, ORDMA_KNOB_USER_QUOTA))
+		WARN_ON_ONCE(ordma_pool_set_user_quota(pool,
+						       k->val[ORDMA_KNOB_USER_QUOTA]));
+	if (ordma_knob_given(k, ORDMA_KNOB_MODE))
+		WRITE_ONCE(odev->mode, k->val[ORDMA_KNOB_MODE]);
+	if (ordma_knob_given(k, ORDMA_KNOB_PROGRESS_MS))
+		WRITE_ONCE(odev->progress_ms, k->val[ORDMA_KNOB_PROGRESS_MS]);
 	return 0;
 }
 
@@ -210,10 +185,13 @@ static int ordma_knobs_apply(struct ordma_dev *odev,
  * @k: the settings to change and their values
  * @bad: the setting that was refused, on an error; may be NULL
  *
- * Every value is checked before any is applied (EINVAL); then each goes
- * through its setter, which may still fail with EBUSY or ENOMEM (chunk_bytes,
- * pool_bytes: see ordma_knobs_apply()). If any setter succeeded, the chain of
- * ordma_knobs_notifier_register() is called with @odev.
+ * Every value is checked before any is applied (EINVAL). Then the pool's
+ * size and chunk size, if given, change together in one step, which may
+ * still fail (EBUSY for a chunk size while chunks are held, ENOMEM) and
+ * then leaves every setting as it was; the others follow and cannot fail.
+ * If a value differs afterwards (a setting written with the value it has,
+ * or a pool size that rounds down to the one it has, changes nothing), the
+ * chain of ordma_knobs_notifier_register() is called with @odev.
  *
  * Context: process context, may sleep.
  * Return: 0 or a negative errno.
@@ -221,17 +199,17 @@ static int ordma_knobs_apply(struct ordma_dev *odev,
 int ordma_knobs_set(struct ordma_dev *odev, const struct ordma_knobs *k,
 		    enum ordma_knob *bad)
 {
-	struct ordma_pool_info pi;
-	unsigned int applied = 0;
+	u64 before[ORDMA_KNOB_NR], after[ORDMA_KNOB_NR];
 	int ret;
 
 	mutex_lock(&ordma_knobs_lock);
-	ordma_pool_read(&odev->pool, &pi);
-	ret = ordma_knobs_check(k, &pi, bad);
+	ordma_knobs_read(odev, before);
+	ret = ordma_knobs_check(k, before, bad);
 	if (!ret)
-		ret = ordma_knobs_apply(odev, k, &pi, bad, &applied);
+		ret = ordma_knobs_apply(odev, k, before, bad);
+	ordma_knobs_read(odev, after);
 	mutex_unlock(&ordma_knobs_lock);
-	if (applied)
+	if (memcmp(before, after, sizeof(before)))
 		blocking_notifier_call_chain(&ordma_knobs_chain, 0, odev);
 	return ret;
 }

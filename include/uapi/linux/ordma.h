@@ -644,9 +644,10 @@ struct ordma_ring_enter {
  *   chunk_bytes, chan_quota_chunks, user_quota_chunks, mode and
  *   progress_timeout_ms, with the rules of their sysfs files
  *   (Documentation/ABI/testing/sysfs-class-ordma). Every value is checked
- *   before any is applied; chunk_bytes and pool_bytes are applied first,
- *   and a run-time failure of the second (EBUSY, ENOMEM) puts the first
- *   back where it can.
+ *   before any is applied; then pool_bytes and chunk_bytes change together
+ *   in one step, which may still fail (EBUSY: a new chunk_bytes while
+ *   channels hold chunks; ENOMEM) and then leaves every setting as it was,
+ *   and the others follow. A request changes all it names or nothing.
  * - ORDMA_NL_CMD_STATS_RESET (CAP_NET_ADMIN): zero a device's counters;
  *   gauges (channels, pages_pinned, mrs_live, chunks_*) keep their values,
  *   high_water restarts from the chunks held now.
@@ -660,13 +661,21 @@ struct ordma_ring_enter {
  *
  * The multicast group ORDMA_GENL_MCGRP_EVENTS carries, to anyone who joins
  * it: ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost
- * its ordma context), ORDMA_NL_CMD_POOL_CHANGED (a POOL_SET or a sysfs
- * settings write succeeded: the new pool attributes), ORDMA_NL_CMD_CHAN_UP
+ * its ordma context), ORDMA_NL_CMD_POOL_CHANGED (see below),
+ * ORDMA_NL_CMD_CHAN_UP
  * (a channel end was established) and ORDMA_NL_CMD_CHAN_DOWN (a channel end
  * that had reached a device was closed; ORDMA_NL_A_ERRNO says why: ECANCELED
  * when its owner closed it, else the error that ended it, such as ENOTCONN,
  * ENODEV, ETIMEDOUT, EPROTO or ECONNREFUSED for a connect that failed).
  * The family lives in the initial network namespace only.
+ *
+ * ORDMA_NL_CMD_POOL_CHANGED is sent after a POOL_SET, or a write to a sysfs
+ * setting file, that changed the value of at least one setting
+ * (pool_bytes, chunk_bytes, chan_quota_chunks, user_quota_chunks, mode,
+ * progress_timeout_ms), once per such request; never for a refused
+ * request, nor for one that leaves every value as it was (the values it
+ * has, or a pool_bytes that rounds down to the size the pool has). It
+ * carries the attributes of POOL_GET as read when it is sent.
  */
 
 #define ORDMA_GENL_NAME		"ordma"
