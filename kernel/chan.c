@@ -347,26 +347,32 @@ struct sockaddr *ordma_chan_peer(struct ordma_chan *chan)
 }
 
 /**
- * ordma_chan_notify() - tell netlink's events group a channel end came or went
- * @chan: the channel, established (@up) or being closed; under
- *	chan->teardown or from its CM handler, so @chan->odev stays
- * @up: CHAN_UP, else CHAN_DOWN with the error that ended it
- *
- * A channel that never reached a device is nobody's news; one that is
- * closed again has no device any more.
+ * ordma_chan_notify_up() - tell netlink's events group a channel end is up
+ * @chan: the channel, just made ESTABLISHED by its CM handler, which sets
+ *	@chan->announced; its device and QP stay while the handler runs
  */
-void ordma_chan_notify(struct ordma_chan *chan, bool up)
+void ordma_chan_notify_up(struct ordma_chan *chan)
+{
+	ordma_nl_chan_event(chan->odev, true, chan->qp->qp_num,
+			    ordma_chan_peer(chan), 0);
+}
+
+/**
+ * ordma_chan_notify_down() - tell netlink's events group a channel end is gone
+ * @chan: a channel that was announced up, being closed by
+ *	ordma_chan_close() after its CM id is destroyed (no CM handler can
+ *	run any more) and before its device is let go
+ * @qpn: the QP number it had, saved before its QP was destroyed
+ */
+void ordma_chan_notify_down(struct ordma_chan *chan, u32 qpn)
 {
 	unsigned long flags;
 	int err;
 
-	if (!chan->odev)
-		return;
 	spin_lock_irqsave(&chan->lock, flags);
 	err = chan->err;
 	spin_unlock_irqrestore(&chan->lock, flags);
-	ordma_nl_chan_event(chan->odev, up, chan->qp ? chan->qp->qp_num : 0,
-			    ordma_chan_peer(chan), err);
+	ordma_nl_chan_event(chan->odev, false, qpn, ordma_chan_peer(chan), err);
 }
 
 int ordma_chan_init(void)

@@ -215,6 +215,9 @@ enum ordma_chan_phase {
  * @closing: ordma_chan_close() stopped the worker; kicks do nothing (lock)
  * @phase: enum ordma_chan_phase (lock)
  * @err: why the channel died, once @phase is DEAD (lock)
+ * @announced: its CM handler made it ESTABLISHED (from CONNECTING, so at
+ *	most once) and netlink's CHAN_UP is sent; ordma_chan_close() owes a
+ *	CHAN_DOWN (lock)
  * @submitted: operations handed over by ioctls (lock)
  * @done: receive chunks whose work request completed, status set (lock)
  * @tx_done: send descriptors whose work request completed (lock)
@@ -334,6 +337,7 @@ struct ordma_chan {
 	enum ordma_chan_phase phase;	/* lock */
 	bool closing;			/* lock */
 	int err;			/* lock */
+	bool announced;			/* lock */
 	struct list_head submitted;	/* lock */
 	struct list_head done;		/* lock */
 	struct list_head tx_done;	/* lock */
@@ -468,7 +472,8 @@ void ordma_chan_kick_locked(struct ordma_chan *chan);
 void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);
 void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info);
 struct sockaddr *ordma_chan_peer(struct ordma_chan *chan);
-void ordma_chan_notify(struct ordma_chan *chan, bool up);
+void ordma_chan_notify_up(struct ordma_chan *chan);
+void ordma_chan_notify_down(struct ordma_chan *chan, u32 qpn);
 
 /*
  * The fields marked "worker" belong to whoever holds chan->run; a function

@@ -233,6 +233,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 	struct rdma_conn_param param;
 	struct ordma_wire_cm priv;
 	unsigned long flags;
+	bool up;
 	int ret;
 
 	switch (ev->event) {
@@ -261,10 +262,14 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 			}
 		}
 		spin_lock_irqsave(&chan->lock, flags);
-		if (chan->phase == ORDMA_PHASE_CONNECTING)
+		up = chan->phase == ORDMA_PHASE_CONNECTING;
+		if (up) {
 			chan->phase = ORDMA_PHASE_ESTABLISHED;
+			chan->announced = true;
+		}
 		spin_unlock_irqrestore(&chan->lock, flags);
-		ordma_chan_notify(chan, true);
+		if (up)
+			ordma_chan_notify_up(chan);
 		ordma_chan_kick(chan);
 		if (chan->listener)
 			wake_up(&chan->listener->wait);
@@ -518,6 +523,8 @@ static int ordma_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 void ordma_chan_close(struct ordma_chan *chan, int err)
 {
 	unsigned long flags;
+	bool announced;
+	u32 qpn = 0;
 
 	mutex_lock(&chan->teardown);
 	spin_lock_irqsave(&chan->lock, flags);
@@ -527,8 +534,9 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	}
 	/* From here on kicks do nothing: the worker is ours to stop. */
 	chan->closing = true;
+	announced = chan->announced;
+	chan->announced = false;
 	spin_unlock_irqrestore(&chan->lock, flags);
-	ordma_chan_notify(chan, false);
 	ordma_chan_stop(chan);
 	/* A connect() still waiting (device removal) stops waiting. */
 	if (!completion_done(&chan->connected)) {
@@ -538,6 +546,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 
 	if (chan->cm_id) {
 		if (chan->qp) {
+			qpn = chan->qp->qp_num;
 			rdma_disconnect(chan->cm_id);
 			/* Every posted work request lands on chan->done. */
 			ib_drain_qp(chan->qp);
@@ -550,6 +559,8 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;
 	}
+	if (announced)
+		ordma_chan_notify_down(chan, qpn);
 	ordma_chan_unbuild(chan, chan->err, NULL);
 	mutex_unlock(&chan->teardown);
 }

@@ -662,11 +662,7 @@ struct ordma_ring_enter {
  * The multicast group ORDMA_GENL_MCGRP_EVENTS carries, to anyone who joins
  * it: ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost
  * its ordma context), ORDMA_NL_CMD_POOL_CHANGED (see below),
- * ORDMA_NL_CMD_CHAN_UP
- * (a channel end was established) and ORDMA_NL_CMD_CHAN_DOWN (a channel end
- * that had reached a device was closed; ORDMA_NL_A_ERRNO says why: ECANCELED
- * when its owner closed it, else the error that ended it, such as ENOTCONN,
- * ENODEV, ETIMEDOUT, EPROTO or ECONNREFUSED for a connect that failed).
+ * ORDMA_NL_CMD_CHAN_UP and ORDMA_NL_CMD_CHAN_DOWN (see below).
  * The family lives in the initial network namespace only.
  *
  * ORDMA_NL_CMD_POOL_CHANGED is sent after a POOL_SET, or a write to a sysfs
@@ -676,6 +672,19 @@ struct ordma_ring_enter {
  * request, nor for one that leaves every value as it was (the values it
  * has, or a pool_bytes that rounds down to the size the pool has). It
  * carries the attributes of POOL_GET as read when it is sent.
+ *
+ * ORDMA_NL_CMD_CHAN_UP is sent once for a channel end, when it is
+ * established; ORDMA_NL_CMD_CHAN_DOWN once for each channel end that sent
+ * CHAN_UP, after it, when the channel end is closed and its RDMA CM id is
+ * gone (nothing of it follows). A channel end that never came up (a
+ * connect that failed) sends neither. CHAN_DOWN's ORDMA_NL_A_ERRNO is
+ * ECANCELED when its owner closed it while it was up, else the error
+ * that had ended it: ENOTCONN (its peer disconnected), ENODEV (its device
+ * went away), ECONNRESET (a listener's channel closed before accept() took
+ * it), EIO (a QP or work request error), ENOMEM, EPROTO, ENOBUFS or EACCES
+ * (its peer broke a rule), ETIMEDOUT (no progress for
+ * progress_timeout_ms, or a connect() that timed out as it came up) or
+ * EINTR (a connect() interrupted as it came up).
  */
 
 #define ORDMA_GENL_NAME		"ordma"
@@ -694,7 +703,8 @@ struct ordma_ring_enter {
  * @ORDMA_NL_CMD_POOL_CHANGED: notification: settings changed (the pool
  *	attributes of ORDMA_NL_CMD_POOL_GET)
  * @ORDMA_NL_CMD_CHAN_UP: notification: a channel end was established
- * @ORDMA_NL_CMD_CHAN_DOWN: notification: a channel end was closed
+ * @ORDMA_NL_CMD_CHAN_DOWN: notification: a channel end that was up is
+ *	closed
  * @__ORDMA_NL_CMD_MAX: one after the last
  * @ORDMA_NL_CMD_MAX: the last
  */
