@@ -297,9 +297,14 @@ static int ordma_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 
 	for (;; pos++) {
 		odev = ordma_dev_get_at(pos, &gen);
+		/*
+		 * Before the end too: the netlink core checks cb->seq against
+		 * prev_seq once more when it ends the dump, so a change seen
+		 * only by this last lookup still marks DONE NLM_F_DUMP_INTR.
+		 */
+		cb->seq = gen + 1;
 		if (!odev)
 			break;
-		cb->seq = gen + 1;
 		ret = ordma_nl_fill(skb, odev, ghdr->cmd,
 				    NETLINK_CB(cb->skb).portid,
 				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
