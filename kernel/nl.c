@@ -415,8 +415,15 @@ static const struct genl_ops ordma_nl_ops[] = {
 	},
 };
 
+/*
+ * Events name every user's channels, their QP numbers and peers: joining
+ * takes CAP_NET_ADMIN, as changing a setting does.
+ */
 static const struct genl_multicast_group ordma_nl_mcgrps[] = {
-	[ORDMA_NL_MCGRP_EVENTS] = { .name = ORDMA_GENL_MCGRP_EVENTS },
+	[ORDMA_NL_MCGRP_EVENTS] = {
+		.name = ORDMA_GENL_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 static struct genl_family ordma_nl_family __ro_after_init = {

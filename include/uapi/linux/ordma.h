@@ -659,10 +659,12 @@ struct ordma_ring_enter {
  * command is EOPNOTSUPP; a name no ordma device has is ENODEV; a change
  * without CAP_NET_ADMIN is EPERM.
  *
- * The multicast group ORDMA_GENL_MCGRP_EVENTS carries, to anyone who joins
- * it: ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost
- * its ordma context), ORDMA_NL_CMD_POOL_CHANGED (see below),
- * ORDMA_NL_CMD_CHAN_UP and ORDMA_NL_CMD_CHAN_DOWN (see below).
+ * The multicast group ORDMA_GENL_MCGRP_EVENTS carries
+ * ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost its
+ * ordma context), ORDMA_NL_CMD_POOL_CHANGED, ORDMA_NL_CMD_CHAN_UP and
+ * ORDMA_NL_CMD_CHAN_DOWN (see below). Joining it needs CAP_NET_ADMIN
+ * (without, NETLINK_ADD_MEMBERSHIP fails with EPERM): its events name the
+ * QP numbers and peer addresses of every user's channels.
  * The family lives in the initial network namespace only.
  *
  * ORDMA_NL_CMD_POOL_CHANGED is sent after a POOL_SET, or a write to a sysfs
