@@ -70,7 +70,7 @@ struct ordma_dev *ordma_dev_get_by_name(const char *name)
 
 	mutex_lock(&ordma_devs_lock);
 	list_for_each_entry(odev, &ordma_devs, node) {
-		if (!strcmp(dev_name(&odev->ibdev->dev), name)) {
+		if (!strcmp(odev->ibdev->name, name)) {
 			kref_get(&odev->kref);
 			found = odev;
 			break;

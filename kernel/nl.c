@@ -16,12 +16,19 @@
  *
  * Events come from process context: the ib_client's add and remove
  * (main.c), a channel end established or closed (cm.c through chan.c) and
- * the settings' notifier chain (sysfs.c). ordma_nl_sem (an rwsem) makes
- * ordma_nl_up, the family being registered, hold while one is sent: events
- * before ordma_nl_init() or after ordma_nl_exit() are dropped.
+ * the settings' notifier chain (sysfs.c). ordma_nl_event() builds and sends
+ * each under ordma_nl_sem (an rwsem, read), which makes ordma_nl_up, the
+ * family being registered, hold while it is sent: events before
+ * ordma_nl_init() or after ordma_nl_exit() are dropped.
+ *
+ * Policies check what has static bounds (types, string lengths, the ranges
+ * of the settings, the mode); ordma_knobs_set() checks the rest, which
+ * depends on other values (a chunk size that is a power of two and fits the
+ * pool, a pool of at least one chunk).
  */
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/module.h>
 #include <linux/rwsem.h>
 #include <net/genetlink.h>
 #include <rdma/ib_cache.h>
@@ -32,13 +39,34 @@ enum ordma_nl_mcgrp {
 	ORDMA_NL_MCGRP_EVENTS,
 };
 
-/* Longest mode name ("zerocopy"), with room to spare. */
-#define ORDMA_NL_MODE_LEN	15
-
 static DECLARE_RWSEM(ordma_nl_sem);
 static bool ordma_nl_up;	/* ordma_nl_sem */
 
 static struct genl_family ordma_nl_family;
+
+/*
+ * The ranges of the settings. Not const: 6.1's struct nla_policy points to
+ * them without const (6.12's with), so they are only __ro_after_init.
+ */
+static struct netlink_range_validation ordma_nl_pool_range __ro_after_init = {
+	.min = ORDMA_CHUNK_MIN,
+	.max = ORDMA_POOL_MAX,
+};
+
+static struct netlink_range_validation ordma_nl_chunk_range __ro_after_init = {
+	.min = ORDMA_CHUNK_MIN,
+	.max = ORDMA_CHUNK_MAX,
+};
+
+static struct netlink_range_validation ordma_nl_quota_range __ro_after_init = {
+	.min = ORDMA_QUOTA_MIN,
+	.max = ORDMA_QUOTA_MAX,
+};
+
+static struct netlink_range_validation ordma_nl_progress_range __ro_after_init = {
+	.min = ORDMA_PROGRESS_MS_MIN,
+	.max = ORDMA_PROGRESS_MS_MAX,
+};
 
 static const struct nla_policy ordma_nl_dev_policy[ORDMA_NL_A_DEV_NAME + 1] = {
 	[ORDMA_NL_A_DEV_NAME] = { .type = NLA_NUL_STRING,
@@ -49,54 +77,28 @@ static const struct nla_policy
 ordma_nl_set_policy[ORDMA_NL_A_PROGRESS_TIMEOUT_MS + 1] = {
 	[ORDMA_NL_A_DEV_NAME] = { .type = NLA_NUL_STRING,
 				  .len = IB_DEVICE_NAME_MAX - 1 },
-	[ORDMA_NL_A_POOL_BYTES] = { .type = NLA_U64 },
-	[ORDMA_NL_A_CHUNK_BYTES] = { .type = NLA_U32 },
-	[ORDMA_NL_A_CHAN_QUOTA_CHUNKS] = { .type = NLA_U32 },
-	[ORDMA_NL_A_USER_QUOTA_CHUNKS] = { .type = NLA_U32 },
-	[ORDMA_NL_A_MODE] = { .type = NLA_NUL_STRING,
-			      .len = ORDMA_NL_MODE_LEN },
-	[ORDMA_NL_A_PROGRESS_TIMEOUT_MS] = { .type = NLA_U32 },
+	[ORDMA_NL_A_POOL_BYTES] =
+		NLA_POLICY_FULL_RANGE(NLA_U64, &ordma_nl_pool_range),
+	[ORDMA_NL_A_CHUNK_BYTES] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_chunk_range),
+	[ORDMA_NL_A_CHAN_QUOTA_CHUNKS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_quota_range),
+	[ORDMA_NL_A_USER_QUOTA_CHUNKS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_quota_range),
+	[ORDMA_NL_A_MODE] = NLA_POLICY_MAX(NLA_U32, ORDMA_NL_MODE_OVERLAP),
+	[ORDMA_NL_A_PROGRESS_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_progress_range),
 };
 
-/* Each setting's attribute, and what a value it refuses is told. */
-static const struct {
-	int attr;
-	const char *range;
-} ordma_nl_knobs[ORDMA_KNOB_NR] = {
-	[ORDMA_KNOB_POOL_BYTES] = {
-		ORDMA_NL_A_POOL_BYTES,
-		"pool_bytes: from chunk_bytes to 1073741824",
-	},
-	[ORDMA_KNOB_CHUNK_BYTES] = {
-		ORDMA_NL_A_CHUNK_BYTES,
-		"chunk_bytes: a power of two from 4096 to 1048576, at most pool_bytes",
-	},
-	[ORDMA_KNOB_CHAN_QUOTA] = {
-		ORDMA_NL_A_CHAN_QUOTA_CHUNKS,
-		"chan_quota_chunks: from 1 to 65536",
-	},
-	[ORDMA_KNOB_USER_QUOTA] = {
-		ORDMA_NL_A_USER_QUOTA_CHUNKS,
-		"user_quota_chunks: from 1 to 65536",
-	},
-	[ORDMA_KNOB_MODE] = {
-		ORDMA_NL_A_MODE,
-		"mode: auto, copy, zerocopy or overlap",
-	},
-	[ORDMA_KNOB_PROGRESS_MS] = {
-		ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
-		"progress_timeout_ms: from 100 to 3600000",
-	},
+/* Each setting's attribute. */
+static const int ordma_nl_knob_attr[ORDMA_KNOB_NR] = {
+	[ORDMA_KNOB_POOL_BYTES] = ORDMA_NL_A_POOL_BYTES,
+	[ORDMA_KNOB_CHUNK_BYTES] = ORDMA_NL_A_CHUNK_BYTES,
+	[ORDMA_KNOB_CHAN_QUOTA] = ORDMA_NL_A_CHAN_QUOTA_CHUNKS,
+	[ORDMA_KNOB_USER_QUOTA] = ORDMA_NL_A_USER_QUOTA_CHUNKS,
+	[ORDMA_KNOB_MODE] = ORDMA_NL_A_MODE,
+	[ORDMA_KNOB_PROGRESS_MS] = ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
 };
-
-/* NL_SET_ERR_MSG_ATTR() for a message from ordma_nl_knobs (not a literal). */
-static void ordma_nl_refuse(struct genl_info *info, const struct nlattr *attr,
-			    const char *msg)
-{
-	NL_SET_BAD_ATTR(info->extack, attr);
-	if (info->extack)
-		info->extack->_msg = msg;
-}
 
 static int ordma_nl_put_port(struct sk_buff *skb, struct ordma_dev *odev)
 {
@@ -129,8 +131,7 @@ static int ordma_nl_put_pool(struct sk_buff *skb, struct ordma_dev *odev)
 			      ORDMA_NL_A_PAD) ||
 	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QUOTA_CHUNKS, pi.quota) ||
 	    nla_put_u32(skb, ORDMA_NL_A_USER_QUOTA_CHUNKS, pi.user_quota) ||
-	    nla_put_string(skb, ORDMA_NL_A_MODE,
-			   ordma_mode_names[READ_ONCE(odev->mode)]) ||
+	    nla_put_u32(skb, ORDMA_NL_A_MODE, READ_ONCE(odev->mode)) ||
 	    nla_put_u32(skb, ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
 			READ_ONCE(odev->progress_ms)))
 		return -EMSGSIZE;
@@ -227,8 +228,7 @@ static int ordma_nl_fill(struct sk_buff *skb, struct ordma_dev *odev, u8 cmd,
 		return -EMSGSIZE;
 	if (cb)
 		genl_dump_check_consistent(cb, hdr);
-	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME,
-			   dev_name(&odev->ibdev->dev)) ||
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, odev->ibdev->name) ||
 	    (whole && ordma_nl_put_port(skb, odev)) ||
 	    ordma_nl_put_pool(skb, odev) ||
 	    (whole && ordma_nl_put_stats(skb, odev)) ||
@@ -286,15 +286,22 @@ static int ordma_nl_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* DEV_GET and POOL_GET of every device: one message each. */
+/*
+ * DEV_GET and POOL_GET of every device, one message each; with
+ * ORDMA_NL_A_DEV_NAME, of the device of that name only (none if no device
+ * has it).
+ */
 static int ordma_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genlmsghdr *ghdr = nlmsg_data(cb->nlh);
+	const struct nlattr *name;
 	unsigned long pos = cb->args[0];
 	struct ordma_dev *odev;
 	int ret = 0;
 	u32 gen;
 
+	/* Validated by the op's policy before the dump began. */
+	name = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, ORDMA_NL_A_DEV_NAME);
 	for (;; pos++) {
 		odev = ordma_dev_get_at(pos, &gen);
 		/*
@@ -305,10 +312,12 @@ static int ordma_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->seq = gen + 1;
 		if (!odev)
 			break;
-		ret = ordma_nl_fill(skb, odev, ghdr->cmd,
-				    NETLINK_CB(cb->skb).portid,
-				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				    ghdr->cmd == ORDMA_NL_CMD_DEV_GET, cb);
+		if (!name || !nla_strcmp(name, odev->ibdev->name))
+			ret = ordma_nl_fill(skb, odev, ghdr->cmd,
+					    NETLINK_CB(cb->skb).portid,
+					    cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					    ghdr->cmd == ORDMA_NL_CMD_DEV_GET,
+					    cb);
 		ordma_dev_put(odev);
 		if (ret)
 			break;
@@ -320,33 +329,49 @@ static int ordma_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+/* Tell the requester why ordma_knobs_set() refused @bad with @ret. */
+static void ordma_nl_refused(struct genl_info *info, enum ordma_knob bad,
+			     int ret)
+{
+	struct nlattr *attr = info->attrs[ordma_nl_knob_attr[bad]];
+
+	if (ret == -EBUSY)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "chunks are held by channels");
+	else if (ret == -ENOMEM)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "out of memory for the new chunks");
+	else if (bad == ORDMA_KNOB_CHUNK_BYTES &&
+		 !is_power_of_2(nla_get_u32(attr)))
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "not a power of two");
+	else if (bad == ORDMA_KNOB_CHUNK_BYTES)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "larger than pool_bytes");
+	else if (bad == ORDMA_KNOB_POOL_BYTES)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "smaller than chunk_bytes");
+	else
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "value out of range");
+}
+
 static int ordma_nl_pool_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	enum ordma_knob knob, bad = ORDMA_KNOB_NR;
 	struct ordma_knobs k = {};
 	struct ordma_dev *odev;
 	struct nlattr *attr;
-	int ret, mode;
+	int ret;
 
+	/* The policy checked each value's range; the rest is cross-field. */
 	for (knob = 0; knob < ORDMA_KNOB_NR; knob++) {
-		attr = info->attrs[ordma_nl_knobs[knob].attr];
+		attr = info->attrs[ordma_nl_knob_attr[knob]];
 		if (!attr)
 			continue;
 		k.set |= BIT(knob);
-		if (knob == ORDMA_KNOB_POOL_BYTES) {
+		if (knob == ORDMA_KNOB_POOL_BYTES)
 			k.val[knob] = nla_get_u64(attr);
-		} else if (knob == ORDMA_KNOB_MODE) {
-			mode = match_string(ordma_mode_names, ORDMA_MODE_NR,
-					    nla_data(attr));
-			if (mode < 0) {
-				ordma_nl_refuse(info, attr,
-						ordma_nl_knobs[knob].range);
-				return -EINVAL;
-			}
-			k.val[knob] = mode;
-		} else {
+		else
 			k.val[knob] = nla_get_u32(attr);
-		}
 	}
 	if (!k.set) {
 		GENL_SET_ERR_MSG(info, "no setting given");
@@ -358,17 +383,8 @@ static int ordma_nl_pool_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return PTR_ERR(odev);
 	ret = ordma_knobs_set(odev, &k, &bad);
 	ordma_dev_put(odev);
-	if (!ret || bad >= ORDMA_KNOB_NR)
-		return ret;
-	attr = info->attrs[ordma_nl_knobs[bad].attr];
-	if (ret == -EBUSY)
-		NL_SET_ERR_MSG_ATTR(info->extack, attr,
-				    "chunk_bytes: chunks are held by channels");
-	else if (ret == -ENOMEM)
-		NL_SET_ERR_MSG_ATTR(info->extack, attr,
-				    "out of memory for the new chunks");
-	else
-		ordma_nl_refuse(info, attr, ordma_nl_knobs[bad].range);
+	if (ret && bad < ORDMA_KNOB_NR)
+		ordma_nl_refused(info, bad, ret);
 	return ret;
 }
 
@@ -439,13 +455,20 @@ static struct genl_family ordma_nl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(ordma_nl_mcgrps),
 };
 
+/* A lookup of the family by name loads the module. */
+MODULE_ALIAS_GENL_FAMILY(ORDMA_GENL_NAME);
+
 /*
- * A new event message of @cmd, or NULL when nobody would get it; on
- * success ordma_nl_sem is held for reading until ordma_nl_event_send().
+ * Send event @cmd to the events group, its attributes put by @fill from
+ * @arg (0, or -EMSGSIZE to drop it); nothing if the family is not
+ * registered or nobody listens.
  */
-static struct sk_buff *ordma_nl_event_new(u8 cmd, void **hdr)
+static void ordma_nl_event(u8 cmd,
+			   int (*fill)(struct sk_buff *skb, void *arg),
+			   void *arg)
 {
 	struct sk_buff *skb;
+	void *hdr;
 
 	down_read(&ordma_nl_sem);
 	if (!ordma_nl_up ||
@@ -455,26 +478,24 @@ static struct sk_buff *ordma_nl_event_new(u8 cmd, void **hdr)
 	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!skb)
 		goto out;
-	*hdr = genlmsg_put(skb, 0, 0, &ordma_nl_family, 0, cmd);
-	if (*hdr)
-		return skb;
-	nlmsg_free(skb);
+	hdr = genlmsg_put(skb, 0, 0, &ordma_nl_family, 0, cmd);
+	if (!hdr || fill(skb, arg)) {
+		nlmsg_free(skb);
+		goto out;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&ordma_nl_family, skb, 0, ORDMA_NL_MCGRP_EVENTS,
+			  GFP_KERNEL);
 out:
 	up_read(&ordma_nl_sem);
-	return NULL;
 }
 
-/* Send what ordma_nl_event_new() began, or drop it if @err. */
-static void ordma_nl_event_send(struct sk_buff *skb, void *hdr, int err)
+/* DEV_ADD and DEV_DEL: the device's name. */
+static int ordma_nl_fill_dev(struct sk_buff *skb, void *arg)
 {
-	if (err) {
-		nlmsg_free(skb);
-	} else {
-		genlmsg_end(skb, hdr);
-		genlmsg_multicast(&ordma_nl_family, skb, 0,
-				  ORDMA_NL_MCGRP_EVENTS, GFP_KERNEL);
-	}
-	up_read(&ordma_nl_sem);
+	struct ordma_dev *odev = arg;
+
+	return nla_put_string(skb, ORDMA_NL_A_DEV_NAME, odev->ibdev->name);
 }
 
 /**
@@ -486,17 +507,18 @@ static void ordma_nl_event_send(struct sk_buff *skb, void *hdr, int err)
  */
 void ordma_nl_dev_event(struct ordma_dev *odev, bool add)
 {
-	struct sk_buff *skb;
-	void *hdr;
-
-	skb = ordma_nl_event_new(add ? ORDMA_NL_CMD_DEV_ADD :
-				 ORDMA_NL_CMD_DEV_DEL, &hdr);
-	if (!skb)
-		return;
-	ordma_nl_event_send(skb, hdr,
-			    nla_put_string(skb, ORDMA_NL_A_DEV_NAME,
-					   dev_name(&odev->ibdev->dev)));
+	ordma_nl_event(add ? ORDMA_NL_CMD_DEV_ADD : ORDMA_NL_CMD_DEV_DEL,
+		       ordma_nl_fill_dev, odev);
 }
+
+/* What CHAN_UP and CHAN_DOWN say of a channel end. */
+struct ordma_nl_chan {
+	const struct ordma_dev *odev;
+	const struct sockaddr *peer;
+	u32 qpn;
+	bool up;
+	int err;
+};
 
 static int ordma_nl_put_peer(struct sk_buff *skb, const struct sockaddr *sa)
 {
@@ -515,11 +537,23 @@ static int ordma_nl_put_peer(struct sk_buff *skb, const struct sockaddr *sa)
 	return 0;
 }
 
+static int ordma_nl_fill_chan(struct sk_buff *skb, void *arg)
+{
+	const struct ordma_nl_chan *c = arg;
+
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, c->odev->ibdev->name) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, c->qpn) ||
+	    ordma_nl_put_peer(skb, c->peer) ||
+	    (!c->up && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -c->err)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /**
  * ordma_nl_chan_event() - tell the events group a channel end came or went
  * @odev: the channel's device
  * @up: CHAN_UP (established), else CHAN_DOWN (closed)
- * @qpn: the channel end's QP number, 0 if it has none
+ * @qpn: the channel end's QP number
  * @peer: the peer's address
  * @err: CHAN_DOWN: the negative errno that ended the channel
  *
@@ -528,36 +562,34 @@ static int ordma_nl_put_peer(struct sk_buff *skb, const struct sockaddr *sa)
 void ordma_nl_chan_event(struct ordma_dev *odev, bool up, u32 qpn,
 			 const struct sockaddr *peer, int err)
 {
-	struct sk_buff *skb;
-	void *hdr;
+	struct ordma_nl_chan c = {
+		.odev = odev,
+		.peer = peer,
+		.qpn = qpn,
+		.up = up,
+		.err = err,
+	};
 
-	skb = ordma_nl_event_new(up ? ORDMA_NL_CMD_CHAN_UP :
-				 ORDMA_NL_CMD_CHAN_DOWN, &hdr);
-	if (!skb)
-		return;
-	ordma_nl_event_send(skb, hdr,
-			    nla_put_string(skb, ORDMA_NL_A_DEV_NAME,
-					   dev_name(&odev->ibdev->dev)) ||
-			    (qpn && nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, qpn)) ||
-			    ordma_nl_put_peer(skb, peer) ||
-			    (!up && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -err)));
+	ordma_nl_event(up ? ORDMA_NL_CMD_CHAN_UP : ORDMA_NL_CMD_CHAN_DOWN,
+		       ordma_nl_fill_chan, &c);
 }
 
-/* The settings' notifier chain (sysfs.c): POOL_CHANGED. */
+/* POOL_CHANGED: the device's name, pool and settings. */
+static int ordma_nl_fill_pool(struct sk_buff *skb, void *arg)
+{
+	struct ordma_dev *odev = arg;
+
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, odev->ibdev->name) ||
+	    ordma_nl_put_pool(skb, odev))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* The settings' notifier chain (sysfs.c): a value changed. */
 static int ordma_nl_knobs_changed(struct notifier_block *nb,
 				  unsigned long action, void *data)
 {
-	struct ordma_dev *odev = data;
-	struct sk_buff *skb;
-	void *hdr;
-
-	skb = ordma_nl_event_new(ORDMA_NL_CMD_POOL_CHANGED, &hdr);
-	if (!skb)
-		return NOTIFY_DONE;
-	ordma_nl_event_send(skb, hdr,
-			    nla_put_string(skb, ORDMA_NL_A_DEV_NAME,
-					   dev_name(&odev->ibdev->dev)) ||
-			    ordma_nl_put_pool(skb, odev));
+	ordma_nl_event(ORDMA_NL_CMD_POOL_CHANGED, ordma_nl_fill_pool, data);
 	return NOTIFY_OK;
 }
 
@@ -573,6 +605,12 @@ static struct notifier_block ordma_nl_knobs_nb = {
 int ordma_nl_init(void)
 {
 	int ret;
+
+	/* ORDMA_NL_A_MODE carries enum ordma_mode as it is. */
+	BUILD_BUG_ON((int)ORDMA_NL_MODE_AUTO != (int)ORDMA_MODE_AUTO ||
+		     (int)ORDMA_NL_MODE_COPY != (int)ORDMA_MODE_COPY ||
+		     (int)ORDMA_NL_MODE_ZEROCOPY != (int)ORDMA_MODE_ZEROCOPY ||
+		     (int)ORDMA_NL_MODE_OVERLAP + 1 != (int)ORDMA_MODE_NR);
 
 	ret = genl_register_family(&ordma_nl_family);
 	if (ret)

@@ -35,6 +35,7 @@ enum fmt {
 	FMT_SIZE,	/* bytes */
 	FMT_STR,
 	FMT_PORT,	/* enum ordma_nl_port_state */
+	FMT_MODE,	/* enum ordma_nl_mode */
 };
 
 struct field {
@@ -53,7 +54,7 @@ static const struct field pool_fields[] = {
 	{ ORDMA_NL_A_ALLOC_WAITS, "alloc_waits", FMT_NUM },
 	{ ORDMA_NL_A_CHAN_QUOTA_CHUNKS, "chan_quota_chunks", FMT_NUM },
 	{ ORDMA_NL_A_USER_QUOTA_CHUNKS, "user_quota_chunks", FMT_NUM },
-	{ ORDMA_NL_A_MODE, "mode", FMT_STR },
+	{ ORDMA_NL_A_MODE, "mode", FMT_MODE },
 	{ ORDMA_NL_A_PROGRESS_TIMEOUT_MS, "progress_timeout_ms", FMT_NUM },
 	{ 0, NULL, FMT_NUM },
 };
@@ -105,6 +106,13 @@ static const struct {
 
 static const char *const port_states[] = {
 	"nop", "down", "init", "armed", "active", "active_defer",
+};
+
+static const char *const modes[] = {
+	[ORDMA_NL_MODE_AUTO] = "auto",
+	[ORDMA_NL_MODE_COPY] = "copy",
+	[ORDMA_NL_MODE_ZEROCOPY] = "zerocopy",
+	[ORDMA_NL_MODE_OVERLAP] = "overlap",
 };
 
 static const char *const events[] = {
@@ -263,6 +271,13 @@ static const char *field_text(char *buf, size_t n, struct nlattr **tb,
 		else
 			snprintf(buf, n, "%" PRIu64, v);
 		break;
+	case FMT_MODE:
+		v = attr_u64(a);
+		if (v < sizeof(modes) / sizeof(modes[0]))
+			snprintf(buf, n, "%s", modes[v]);
+		else
+			snprintf(buf, n, "%" PRIu64, v);
+		break;
 	default:
 		snprintf(buf, n, "%" PRIu64, attr_u64(a));
 		break;
@@ -279,7 +294,7 @@ static void field_json(struct nlattr **tb, const struct field *f,
 	if (!a)
 		return;
 	snprintf(key, sizeof(key), "%s%s", prefix, f->name);
-	if (f->fmt == FMT_STR || f->fmt == FMT_PORT)
+	if (f->fmt == FMT_STR || f->fmt == FMT_PORT || f->fmt == FMT_MODE)
 		jstr(key, field_text(buf, sizeof(buf), tb, f));
 	else
 		jnum(key, attr_u64(a));
@@ -651,9 +666,13 @@ static int do_pool_set(struct ctl *c, const char *dev, int argc, char **argv)
 			die_usage("pool set: '%s' given twice", argv[i]);
 		seen |= 1U << k;
 		if (settings[k].attr == ORDMA_NL_A_MODE) {
-			if (nla_put_string(msg, ORDMA_NL_A_MODE, argv[i + 1]))
-				die_usage("pool set: mode '%s' is too long",
+			for (v = 0; v < sizeof(modes) / sizeof(modes[0]); v++)
+				if (!strcmp(argv[i + 1], modes[v]))
+					break;
+			if (v == sizeof(modes) / sizeof(modes[0]))
+				die_usage("pool set: mode '%s' is not auto, copy, zerocopy or overlap",
 					  argv[i + 1]);
+			nla_put_u32(msg, ORDMA_NL_A_MODE, (uint32_t)v);
 			continue;
 		}
 		if (!parse_u64(argv[i + 1], settings[k].max, &v))

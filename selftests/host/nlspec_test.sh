@@ -4,8 +4,9 @@
 # Documentation/netlink/specs/ordma.yaml says what the code does: the
 # family, version and group of include/uapi/linux/ordma.h, every enum of
 # its "Generic netlink" banner (names and values), and kernel/nl.c's
-# request policies (attributes, types, string lengths), admin flags and
-# handlers. TAP output.
+# request policies (attributes, types, string lengths, the ranges of
+# NLA_POLICY_FULL_RANGE and NLA_POLICY_MAX against the spec's checks), admin
+# flags and handlers. TAP output.
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 1
@@ -18,6 +19,7 @@ import yaml
 spec = yaml.safe_load(open("Documentation/netlink/specs/ordma.yaml"))
 uapi = open("include/uapi/linux/ordma.h").read()
 nl = open("kernel/nl.c").read()
+ordma_h = open("kernel/ordma.h").read()
 results = []
 
 
@@ -86,22 +88,59 @@ for sname, enum in (("dev", "ordma_nl_attr"), ("model", "ordma_nl_model_attr")):
     check("attribute set %s: names and values" % sname,
           compare(sname, spec_values(s["attributes"], s["name-prefix"], 1),
                   uapi_enum(enum)))
-d = spec["definitions"][0]
-check("port states: names and values",
-      compare("port", spec_values(d["entries"], d["name-prefix"], 0),
-              uapi_enum(d["enum-name"])))
+for d in spec["definitions"]:
+    check("enum %s: names and values" % d["name"],
+          compare(d["name"], spec_values(d["entries"], d["name-prefix"], 0),
+                  uapi_enum(d["enum-name"])))
 
 # Request policies of nl.c against the spec's request attributes.
-lens = {"IB_DEVICE_NAME_MAX - 1": 63,
-        "ORDMA_NL_MODE_LEN": int(re.search(r"#define ORDMA_NL_MODE_LEN\s+(\d+)", nl).group(1))}
 types = {"string": "NLA_NUL_STRING", "u32": "NLA_U32", "u64": "NLA_U64"}
+sizes = {"SZ_4K": 4096, "SZ_1M": 1 << 20, "SZ_1G": 1 << 30}
+
+
+def value(expr):
+    """A constant of nl.c's policies: a number, an SZ_, a #define, an enum."""
+    expr = expr.strip()
+    if expr == "IB_DEVICE_NAME_MAX - 1":
+        return 63
+    if re.fullmatch(r"\d+", expr):
+        return int(expr)
+    if expr in sizes:
+        return sizes[expr]
+    m = re.search(r"#define %s\s+(\S+)" % expr, ordma_h)
+    if m:
+        return value(m.group(1))
+    for e in ("ordma_nl_mode", "ordma_nl_port_state"):
+        vals = uapi_enum(e)
+        if expr in vals:
+            return vals[expr]
+    raise KeyError(expr)
+
+
+ranges = {m.group(1): (value(m.group(2)), value(m.group(3)))
+          for m in re.finditer(r"static struct netlink_range_validation (\w+)[^=]*= \{"
+                               r"\s*\.min = (\w+),\s*\.max = (\w+),\s*\};", nl)}
 
 
 def policy(name):
+    """ATTR -> (type, max-len, min, max) of a policy of nl.c."""
     body = re.search(r"%s\[[^\]]*\] = \{(.*?)\n\};" % name, nl, re.S).group(1)
     out = {}
-    for m in re.finditer(r"\[(ORDMA_NL_A_\w+)\] = \{ \.type = (\w+)(?:,\s*\.len = ([^}]+?))?\s*\}", body):
-        out[m.group(1)] = (m.group(2), m.group(3) and lens[m.group(3).strip()])
+    for m in re.finditer(r"\[(ORDMA_NL_A_\w+)\] =\s*(.*?)(?=,\n\t\[|,?\n?$)", body, re.S):
+        attr, e = m.group(1), " ".join(m.group(2).split())
+        p = re.fullmatch(r"\{ \.type = (\w+)(?:, \.len = ([^}]+?))? \}", e)
+        if p:
+            out[attr] = (p.group(1), p.group(2) and value(p.group(2)), None, None)
+            continue
+        p = re.fullmatch(r"NLA_POLICY_FULL_RANGE\((\w+), &(\w+)\)", e)
+        if p:
+            out[attr] = (p.group(1), None) + ranges[p.group(2)]
+            continue
+        p = re.fullmatch(r"NLA_POLICY_MAX\((\w+), (\w+)\)", e)
+        if p:
+            out[attr] = (p.group(1), None, None, value(p.group(2)))
+            continue
+        out[attr] = ("unparsed: " + e, None, None, None)
     return out
 
 
@@ -132,7 +171,9 @@ for op in ops["list"]:
         want = {}
         for a in op[kind]["request"]["attributes"]:
             t = attrs[a]["type"]
-            want[c_name("ordma-nl-a-", a)] = (types[t], attrs[a].get("checks", {}).get("max-len"))
+            ck = attrs[a].get("checks", {})
+            want[c_name("ordma-nl-a-", a)] = (types[t], ck.get("max-len"),
+                                              ck.get("min"), ck.get("max"))
         if want != pol:
             p.append("%s %s: spec %s, nl.c %s" % (cmd, kind, want, pol))
 check("requests: policies, handlers and admin-perm of nl.c", p)

@@ -637,9 +637,10 @@ struct ordma_ring_enter {
  * device name (ORDMA_NL_A_DEV_NAME, as "rdma link show" lists it).
  *
  * - ORDMA_NL_CMD_DEV_GET: a device's name, port state, pool, settings,
- *   counters and cost model; a dump returns every device.
- * - ORDMA_NL_CMD_POOL_GET: the pool and the settings alone; a dump returns
- *   every device.
+ *   counters and cost model; a dump returns every device (with
+ *   ORDMA_NL_A_DEV_NAME, only the device of that name, if there is one).
+ * - ORDMA_NL_CMD_POOL_GET: the pool and the settings alone; a dump as for
+ *   DEV_GET.
  * - ORDMA_NL_CMD_POOL_SET (CAP_NET_ADMIN): change any of pool_bytes,
  *   chunk_bytes, chan_quota_chunks, user_quota_chunks, mode and
  *   progress_timeout_ms, with the rules of their sysfs files
@@ -652,12 +653,18 @@ struct ordma_ring_enter {
  *   gauges (channels, pages_pinned, mrs_live, chunks_*) keep their values,
  *   high_water restarts from the chunks held now.
  *
- * Every command validates strictly: an unknown or malformed attribute, a
- * missing device name or a bad value is EINVAL with an extended ack message
- * naming the attribute (the netlink core answers ERANGE for a string whose
- * NUL is followed by more bytes than the attribute may hold); an unknown
- * command is EOPNOTSUPP; a name no ordma device has is ENODEV; a change
- * without CAP_NET_ADMIN is EPERM.
+ * Every command validates strictly, with an extended ack message and the
+ * offset of the attribute at fault (NLMSGERR_ATTR_OFFS): an unknown or
+ * malformed attribute or a missing device name is EINVAL; a setting outside
+ * its static range (pool_bytes 4096 to 1073741824, chunk_bytes 4096 to
+ * 1048576, chan_quota_chunks and user_quota_chunks 1 to 65536, mode an enum
+ * ordma_nl_mode, progress_timeout_ms 100 to 3600000) is ERANGE from the
+ * netlink core, the bounds in NLMSGERR_ATTR_POLICY (so is a string whose
+ * NUL is followed by more bytes than the attribute may hold); a setting
+ * refused against the others (a chunk_bytes that is no power of two or
+ * larger than the pool, a pool_bytes smaller than a chunk) is EINVAL; an
+ * unknown command is EOPNOTSUPP; a name no ordma device has is ENODEV; a
+ * change without CAP_NET_ADMIN is EPERM.
  *
  * The multicast group ORDMA_GENL_MCGRP_EVENTS carries
  * ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost its
@@ -742,8 +749,7 @@ enum ordma_nl_cmd {
  * @ORDMA_NL_A_ALLOC_WAITS: u64, times a channel waited for a chunk
  * @ORDMA_NL_A_CHAN_QUOTA_CHUNKS: u32, most chunks of one channel (settable)
  * @ORDMA_NL_A_USER_QUOTA_CHUNKS: u32, most chunks of one user (settable)
- * @ORDMA_NL_A_MODE: string, "auto", "copy", "zerocopy" or "overlap"
- *	(settable)
+ * @ORDMA_NL_A_MODE: u32, enum ordma_nl_mode (settable)
  * @ORDMA_NL_A_PROGRESS_TIMEOUT_MS: u32, ms before a stuck channel fails
  *	(settable)
  * @ORDMA_NL_A_BYTES_TX: u64, payload bytes sent
@@ -866,6 +872,21 @@ enum ordma_nl_port_state {
 	ORDMA_NL_PORT_ARMED,
 	ORDMA_NL_PORT_ACTIVE,
 	ORDMA_NL_PORT_ACTIVE_DEFER,
+};
+
+/**
+ * enum ordma_nl_mode - ORDMA_NL_A_MODE, how transfers are sent (the sysfs
+ *	file "mode" has these names in lower case)
+ * @ORDMA_NL_MODE_AUTO: the planner chooses per transfer
+ * @ORDMA_NL_MODE_COPY: through pool chunks only
+ * @ORDMA_NL_MODE_ZEROCOPY: from registered pages only
+ * @ORDMA_NL_MODE_OVERLAP: the head copied while the rest registers
+ */
+enum ordma_nl_mode {
+	ORDMA_NL_MODE_AUTO,
+	ORDMA_NL_MODE_COPY,
+	ORDMA_NL_MODE_ZEROCOPY,
+	ORDMA_NL_MODE_OVERLAP,
 };
 
 #endif /* _UAPI_LINUX_ORDMA_H */
