@@ -4,9 +4,10 @@
  * family (include/uapi/linux/ordma.h, DOC: Generic netlink), and follow its
  * events. man/man8/ordmactl.8 has the whole interface.
  *
- * Exit status: 0 done, 1 the kernel refused or the operation failed (its
- * extended ack message and strerror are printed), 2 a usage error (the bad
- * argument is named).
+ * The command line is checked whole before the socket is opened. Exit
+ * status: 0 done, 1 the kernel refused or the operation failed (its
+ * extended ack message, the attribute at fault and strerror are printed),
+ * 2 a usage error (the bad argument is named).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,13 +30,23 @@
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
 
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* IB_DEVICE_NAME_MAX - 1: the longest name ORDMA_NL_A_DEV_NAME takes. */
+#define DEV_NAME_MAX	63
+
+/* A dump the device list changed under is tried this many times more. */
+#define DUMP_RETRIES	3
+
 /* How a value is shown: plain output makes sizes readable, JSON never. */
 enum fmt {
 	FMT_NUM,	/* a count, a time or a setting */
 	FMT_SIZE,	/* bytes */
-	FMT_STR,
 	FMT_PORT,	/* enum ordma_nl_port_state */
 	FMT_MODE,	/* enum ordma_nl_mode */
+	FMT_IPV4,	/* u32, network order */
+	FMT_IPV6,	/* 16 bytes */
+	FMT_BE16,	/* u16, network order */
 };
 
 struct field {
@@ -90,8 +101,22 @@ static const struct field model_fields[] = {
 	{ 0, NULL, FMT_NUM },
 };
 
-/* The settings "pool set" takes; mode is a string, the rest numbers. */
-static const struct {
+/* The attributes of a channel event, CHAN_DOWN's errno last. */
+static const struct field chan_fields[] = {
+	{ ORDMA_NL_A_CHAN_QPN, "chan_qpn", FMT_NUM },
+	{ ORDMA_NL_A_PEER_IPV4, "peer_ipv4", FMT_IPV4 },
+	{ ORDMA_NL_A_PEER_IPV6, "peer_ipv6", FMT_IPV6 },
+	{ ORDMA_NL_A_PEER_PORT, "peer_port", FMT_BE16 },
+	{ ORDMA_NL_A_ERRNO, "errno", FMT_NUM },
+	{ 0, NULL, FMT_NUM },
+};
+
+static const struct field port_field = {
+	ORDMA_NL_A_PORT_STATE, "port_state", FMT_PORT,
+};
+
+/* The settings "pool set" takes; mode is a name, the rest numbers. */
+static const struct setting {
 	const char *name;
 	int attr;
 	uint64_t max;
@@ -141,18 +166,93 @@ static void jsep(void)
 	}
 }
 
-static void jstring(const char *s)
+/*
+ * Length of the well-formed UTF-8 sequence at @s (a lead byte >= 0x80),
+ * or 0: no overlong forms, no surrogates, nothing above U+10FFFF.
+ */
+static size_t utf8_len(const unsigned char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;
+		else if (s[0] == 0xed)
+			hi = 0x9f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;
+		else if (s[0] == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	/* The second byte has its own bounds, the others 0x80-0xbf. */
+	for (i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n;
+}
+
+/*
+ * A JSON string: quotes, backslashes and control characters escaped,
+ * bytes that are not UTF-8 replaced by U+FFFD.
+ */
+static void jstring(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n;
+
+	putchar('"');
+	while (*s) {
+		switch (*s) {
+		case '"':
+			fputs("\\\"", stdout);
+			break;
+		case '\\':
+			fputs("\\\\", stdout);
+			break;
+		case '\b':
+			fputs("\\b", stdout);
+			break;
+		case '\f':
+			fputs("\\f", stdout);
+			break;
+		case '\n':
+			fputs("\\n", stdout);
+			break;
+		case '\r':
+			fputs("\\r", stdout);
+			break;
+		case '\t':
+			fputs("\\t", stdout);
+			break;
+		default:
+			if (*s < 0x20) {
+				printf("\\u%04x", *s);
+			} else if (*s < 0x80) {
+				putchar(*s);
+			} else {
+				n = utf8_len(s);
+				if (!n) {
+					fputs("\\ufffd", stdout);
+					break;
+				}
+				fwrite(s, 1, n, stdout);
+				s += n;
+				continue;
+			}
+			break;
+		}
+		s++;
 	}
 	putchar('"');
 }
@@ -201,7 +301,13 @@ static void jstr(const char *key, const char *v)
 	jstring(v);
 }
 
-/* ---- output: plain ------------------------------------------------------- */
+static void jnull(const char *key)
+{
+	jkey(key);
+	fputs("null", stdout);
+}
+
+/* ---- values ----------------------------------------------------------- */
 
 static void human(char *buf, size_t n, uint64_t v)
 {
@@ -221,62 +327,80 @@ static void human(char *buf, size_t n, uint64_t v)
 		snprintf(buf, n, "%.1f %s", d, unit[i]);
 }
 
-/* ---- one device ------------------------------------------------------------ */
-
-struct dev {
-	struct nlattr *tb[ORDMA_NL_A_MAX + 1];
-	struct nlattr *model[ORDMA_NL_MODEL_A_MAX + 1];
-	struct nl_msg *msg;	/* holds what @tb points into */
-};
-
-struct devs {
-	struct dev *v;
-	size_t n;
-};
-
 static uint64_t attr_u64(const struct nlattr *a)
 {
 	switch (nla_len(a)) {
 	case 1:
-		return nla_get_u8(a);
+		return nla_get_u8((struct nlattr *)a);
 	case 2:
-		return nla_get_u16(a);
+		return nla_get_u16((struct nlattr *)a);
 	case 4:
-		return nla_get_u32(a);
+		return nla_get_u32((struct nlattr *)a);
+	case 8:
+		return nla_get_u64((struct nlattr *)a);
 	default:
-		return nla_get_u64(a);
+		return 0;
 	}
 }
 
-/* Field @f of a device, as plain text into @buf; "-" if missing. */
+/* A name of @names for @v, else @v in decimal. */
+static void name_of(char *buf, size_t n, const char *const *names,
+		    size_t count, uint64_t v)
+{
+	if (v < count && names[v])
+		snprintf(buf, n, "%s", names[v]);
+	else
+		snprintf(buf, n, "%" PRIu64, v);
+}
+
+/* Is @f's value a string in JSON (a name or an address)? */
+static bool is_text(const struct field *f)
+{
+	return f->fmt == FMT_PORT || f->fmt == FMT_MODE ||
+	       f->fmt == FMT_IPV4 || f->fmt == FMT_IPV6;
+}
+
+/* Field @f of @tb as text into @buf (sizes readable if @readable); NULL if
+ * the attribute is missing or malformed.
+ */
 static const char *field_text(char *buf, size_t n, struct nlattr **tb,
-			      const struct field *f)
+			      const struct field *f, bool readable)
 {
 	const struct nlattr *a = tb[f->attr];
-	uint64_t v;
+	uint32_t a4;
 
 	if (!a)
-		return "-";
+		return NULL;
 	switch (f->fmt) {
-	case FMT_STR:
-		snprintf(buf, n, "%s", nla_get_string((struct nlattr *)a));
-		break;
 	case FMT_SIZE:
-		human(buf, n, attr_u64(a));
+		if (readable)
+			human(buf, n, attr_u64(a));
+		else
+			snprintf(buf, n, "%" PRIu64, attr_u64(a));
 		break;
 	case FMT_PORT:
-		v = attr_u64(a);
-		if (v < sizeof(port_states) / sizeof(port_states[0]))
-			snprintf(buf, n, "%s", port_states[v]);
-		else
-			snprintf(buf, n, "%" PRIu64, v);
+		name_of(buf, n, port_states, ARRAY_LEN(port_states),
+			attr_u64(a));
 		break;
 	case FMT_MODE:
-		v = attr_u64(a);
-		if (v < sizeof(modes) / sizeof(modes[0]))
-			snprintf(buf, n, "%s", modes[v]);
-		else
-			snprintf(buf, n, "%" PRIu64, v);
+		name_of(buf, n, modes, ARRAY_LEN(modes), attr_u64(a));
+		break;
+	case FMT_IPV4:
+		if (nla_len(a) != 4)
+			return NULL;
+		memcpy(&a4, nla_data(a), 4);
+		if (!inet_ntop(AF_INET, &a4, buf, n))
+			return NULL;
+		break;
+	case FMT_IPV6:
+		if (nla_len(a) != 16 ||
+		    !inet_ntop(AF_INET6, nla_data(a), buf, n))
+			return NULL;
+		break;
+	case FMT_BE16:
+		if (nla_len(a) != 2)
+			return NULL;
+		snprintf(buf, n, "%u", ntohs(nla_get_u16((struct nlattr *)a)));
 		break;
 	default:
 		snprintf(buf, n, "%" PRIu64, attr_u64(a));
@@ -285,24 +409,262 @@ static const char *field_text(char *buf, size_t n, struct nlattr **tb,
 	return buf;
 }
 
-static void field_json(struct nlattr **tb, const struct field *f,
-		       const char *prefix)
+/* Field @f as a JSON member: a number, a string, or null if missing. */
+static void field_json(struct nlattr **tb, const struct field *f)
 {
-	const struct nlattr *a = tb[f->attr];
-	char key[64], buf[64];
+	char buf[64];
+	const char *s = field_text(buf, sizeof(buf), tb, f, false);
 
-	if (!a)
-		return;
-	snprintf(key, sizeof(key), "%s%s", prefix, f->name);
-	if (f->fmt == FMT_STR || f->fmt == FMT_PORT || f->fmt == FMT_MODE)
-		jstr(key, field_text(buf, sizeof(buf), tb, f));
+	if (!s)
+		jnull(f->name);
+	else if (is_text(f))
+		jstr(f->name, s);
 	else
-		jnum(key, attr_u64(a));
+		jnum(f->name, strtoull(s, NULL, 10));
 }
 
-static const struct field port_field = {
-	ORDMA_NL_A_PORT_STATE, "port_state", FMT_PORT,
+/* ---- talking to the kernel ---------------------------------------------- */
+
+struct ctl {
+	struct nl_sock *sk;
+	int family;
+	struct nl_msg *req;	/* the request being answered */
+	bool done;
+	bool intr;		/* a dump's message had NLM_F_DUMP_INTR */
+	int err;		/* a positive errno once something failed */
+	char msg[256];		/* the kernel's extended ack message */
+	const char *attr;	/* the attribute it named, if we know it */
+	bool range;		/* it gave the attribute's bounds */
+	uint64_t min, max;
 };
+
+/* Names of the attributes a request of ours may carry. */
+static const char *attr_name(int type)
+{
+	size_t i;
+
+	if (type == ORDMA_NL_A_DEV_NAME)
+		return "dev_name";
+	for (i = 0; i < ARRAY_LEN(settings); i++)
+		if (settings[i].attr == type)
+			return settings[i].name;
+	return NULL;
+}
+
+static void die_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ordmactl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'ordmactl -h'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* Print why @what failed (never "Success") and exit 1. */
+static void __attribute__((noreturn))
+die_refused(const char *what, const struct ctl *c)
+{
+	int err = c->err ? c->err : EIO;
+
+	fprintf(stderr, "ordmactl: %s: ", what);
+	if (c->attr)
+		fprintf(stderr, "%s: ", c->attr);
+	if (c->msg[0])
+		fprintf(stderr, "%s: ", c->msg);
+	if (c->range)
+		fprintf(stderr, "from %" PRIu64 " to %" PRIu64 ": ", c->min,
+			c->max);
+	fprintf(stderr, "%s\n", strerror(err));
+	exit(EXIT_REFUSED);
+}
+
+/* A libnl error @nlerr (negative) of @what: print it and exit 1. */
+static void __attribute__((noreturn))
+die_nl(const char *what, int nlerr)
+{
+	fprintf(stderr, "ordmactl: %s: %s\n", what, nl_geterror(nlerr));
+	exit(EXIT_REFUSED);
+}
+
+static void ctl_open(struct ctl *c)
+{
+	int one = 1, fd, ret;
+
+	memset(c, 0, sizeof(*c));
+	c->sk = nl_socket_alloc();
+	if (!c->sk) {
+		fprintf(stderr, "ordmactl: out of memory\n");
+		exit(EXIT_REFUSED);
+	}
+	ret = genl_connect(c->sk);
+	if (ret)
+		die_nl("cannot open a generic netlink socket", ret);
+	fd = nl_socket_get_fd(c->sk);
+	/* The kernel's reason with every error, without our request. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	c->family = genl_ctrl_resolve(c->sk, ORDMA_GENL_NAME);
+	if (c->family < 0) {
+		fprintf(stderr, "ordmactl: no generic netlink family \"%s\" (is ordma.ko loaded?): %s\n",
+			ORDMA_GENL_NAME, nl_geterror(c->family));
+		exit(EXIT_REFUSED);
+	}
+}
+
+/* The bounds of a rejected attribute (NLMSGERR_ATTR_POLICY), if given. */
+static void parse_policy(struct ctl *c, struct nlattr *pol)
+{
+	struct nlattr *tb[NL_POLICY_TYPE_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, NL_POLICY_TYPE_ATTR_MAX, pol, NULL) ||
+	    !tb[NL_POLICY_TYPE_ATTR_MIN_VALUE_U] ||
+	    !tb[NL_POLICY_TYPE_ATTR_MAX_VALUE_U])
+		return;
+	c->min = nla_get_u64(tb[NL_POLICY_TYPE_ATTR_MIN_VALUE_U]);
+	c->max = nla_get_u64(tb[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]);
+	c->range = true;
+}
+
+/* Which of our attributes is at offset @off of our request, if any. */
+static void parse_offset(struct ctl *c, uint32_t off)
+{
+	struct nlmsghdr *req = nlmsg_hdr(c->req);
+	struct nlattr *a;
+
+	if (off < NLMSG_HDRLEN + GENL_HDRLEN ||
+	    off + NLA_HDRLEN > req->nlmsg_len)
+		return;
+	a = (struct nlattr *)((char *)req + off);
+	c->attr = attr_name(a->nla_type & NLA_TYPE_MASK);
+}
+
+/* An error answer: its errno, and what its extended ack says. */
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	struct ctl *c = arg;
+	size_t off = sizeof(*e);
+	int len;
+
+	/* An error message with error 0 would be an ack: never "Success". */
+	c->err = e->error < 0 ? -e->error : EPROTO;
+	c->done = true;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NL_STOP;
+	/* Our request comes back whole unless capped, padded to 4 bytes. */
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
+	if (len <= 0 ||
+	    nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
+		      len, NULL))
+		return NL_STOP;
+	if (tb[NLMSGERR_ATTR_MSG])
+		snprintf(c->msg, sizeof(c->msg), "%s",
+			 nla_get_string(tb[NLMSGERR_ATTR_MSG]));
+	if (tb[NLMSGERR_ATTR_OFFS])
+		parse_offset(c, nla_get_u32(tb[NLMSGERR_ATTR_OFFS]));
+	if (tb[NLMSGERR_ATTR_POLICY])
+		parse_policy(c, tb[NLMSGERR_ATTR_POLICY]);
+	return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *msg, void *arg)
+{
+	((struct ctl *)arg)->done = true;
+	return NL_STOP;
+}
+
+static int on_finish(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct ctl *c = arg;
+
+	c->done = true;
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		c->intr = true;
+	/* A dump that failed midway ends with its errno. */
+	if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) &&
+	    *(int *)nlmsg_data(nlh) < 0)
+		c->err = -*(int *)nlmsg_data(nlh);
+	return NL_STOP;
+}
+
+/*
+ * Send @msg (made by ctl_msg()) with @flags added and take every answer,
+ * each valid message to @valid, which may set c->err and stop. Returns 0
+ * or a positive errno (c->msg, c->attr and the range say more when the
+ * kernel did); c->intr tells a dump the device list changed under.
+ */
+static int ctl_run(struct ctl *c, int flags, struct nl_msg *msg,
+		   nl_recvmsg_msg_cb_t valid, void *arg)
+{
+	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	int ret;
+
+	c->done = false;
+	c->intr = false;
+	c->err = 0;
+	c->msg[0] = '\0';
+	c->attr = NULL;
+	c->range = false;
+	c->req = msg;
+	if (!cb)
+		return c->err = ENOMEM;
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid, arg);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, c);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, c);
+	nl_cb_err(cb, NL_CB_CUSTOM, on_error, c);
+	nlmsg_hdr(msg)->nlmsg_flags |= flags;
+	ret = nl_send_auto(c->sk, msg);
+	if (ret < 0) {
+		nl_cb_put(cb);
+		snprintf(c->msg, sizeof(c->msg), "send: %s", nl_geterror(ret));
+		return c->err = EIO;
+	}
+	while (!c->done && !c->err) {
+		ret = nl_recvmsgs(c->sk, cb);
+		if (ret == -NLE_DUMP_INTR) {
+			/* libnl read the dump to its end and says so. */
+			c->intr = true;
+			c->done = true;
+		} else if (ret < 0 && !c->err) {
+			snprintf(c->msg, sizeof(c->msg), "receive: %s",
+				 nl_geterror(ret));
+			c->err = EIO;
+		}
+	}
+	nl_cb_put(cb);
+	return c->err;
+}
+
+static void __attribute__((noreturn)) die_oom(void)
+{
+	fprintf(stderr, "ordmactl: %s\n", strerror(ENOMEM));
+	exit(EXIT_REFUSED);
+}
+
+/* A request of @cmd, for ctl_run(); with @dev, ORDMA_NL_A_DEV_NAME. */
+static struct nl_msg *ctl_msg(const struct ctl *c, uint8_t cmd,
+			      const char *dev)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0,
+				 0, cmd, ORDMA_GENL_VERSION) ||
+	    (dev && nla_put_string(msg, ORDMA_NL_A_DEV_NAME, dev)))
+		die_oom();
+	return msg;
+}
+
+/* ---- show ------------------------------------------------------------------ */
 
 /* What "show" prints of each device. */
 enum show {
@@ -310,6 +672,59 @@ enum show {
 	SHOW_POOL,
 	SHOW_STATS,
 };
+
+struct dev {
+	struct nlattr *tb[ORDMA_NL_A_MAX + 1];
+	struct nlattr *model[ORDMA_NL_MODEL_A_MAX + 1];
+	struct nl_msg *msg;	/* holds what @tb points into */
+};
+
+struct devs {
+	struct ctl *c;
+	struct dev *v;
+	size_t n;
+};
+
+static int on_dev(struct nl_msg *msg, void *arg)
+{
+	struct devs *d = arg;
+	struct dev *n;
+
+	if (nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP_INTR)
+		d->c->intr = true;
+	n = realloc(d->v, (d->n + 1) * sizeof(*d->v));
+	if (!n) {
+		d->c->err = ENOMEM;
+		return NL_STOP;
+	}
+	d->v = n;
+	n = &d->v[d->n];
+	memset(n, 0, sizeof(*n));
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, n->tb, ORDMA_NL_A_MAX, NULL) ||
+	    !n->tb[ORDMA_NL_A_DEV_NAME] ||
+	    (n->tb[ORDMA_NL_A_MODEL] &&
+	     nla_parse_nested(n->model, ORDMA_NL_MODEL_A_MAX,
+			      n->tb[ORDMA_NL_A_MODEL], NULL))) {
+		snprintf(d->c->msg, sizeof(d->c->msg), "a malformed answer");
+		d->c->err = EPROTO;
+		return NL_STOP;
+	}
+	nlmsg_get(msg);
+	n->msg = msg;
+	d->n++;
+	return NL_OK;
+}
+
+static void devs_free(struct devs *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		nlmsg_free(d->v[i].msg);
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
+}
 
 static void show_json(const struct devs *d, enum show what)
 {
@@ -323,23 +738,31 @@ static void show_json(const struct devs *d, enum show what)
 		jopen(NULL, '{');
 		jstr("dev_name", nla_get_string(tb[ORDMA_NL_A_DEV_NAME]));
 		if (what == SHOW_DEV)
-			field_json(tb, &port_field, "");
+			field_json(tb, &port_field);
 		if (what != SHOW_STATS)
 			for (f = pool_fields; f->name; f++)
-				field_json(tb, f, "");
+				field_json(tb, f);
 		if (what != SHOW_POOL)
 			for (f = stats_fields; f->name; f++)
-				field_json(tb, f, "");
-		if (what == SHOW_DEV && tb[ORDMA_NL_A_MODEL]) {
+				field_json(tb, f);
+		if (what == SHOW_DEV) {
 			jopen("model", '{');
 			for (f = model_fields; f->name; f++)
-				field_json(d->v[i].model, f, "");
+				field_json(d->v[i].model, f);
 			jclose('}');
 		}
 		jclose('}');
 	}
 	jclose(']');
 	putchar('\n');
+}
+
+static const char *field_plain(char *buf, size_t n, struct nlattr **tb,
+			       const struct field *f)
+{
+	const char *s = field_text(buf, n, tb, f, true);
+
+	return s ? s : "-";
 }
 
 /* One row of the plain table: a field's name, then its value per device. */
@@ -352,7 +775,7 @@ static void show_row(const struct devs *d, const char *name, int width,
 	printf("%-*s", width, name);
 	for (i = 0; i < d->n; i++) {
 		struct nlattr **tb = model ? d->v[i].model : d->v[i].tb;
-		const char *s = f ? field_text(buf, sizeof(buf), tb, f) :
+		const char *s = f ? field_plain(buf, sizeof(buf), tb, f) :
 				    nla_get_string(d->v[i].tb[ORDMA_NL_A_DEV_NAME]);
 
 		printf("  %*s", i + 1 < d->n ? -colw[i] : 0, s);
@@ -360,30 +783,35 @@ static void show_row(const struct devs *d, const char *name, int width,
 	putchar('\n');
 }
 
+static void widen(int *w, const char *s)
+{
+	int l = strlen(s);
+
+	if (l > *w)
+		*w = l;
+}
+
 /* The widest value of column @i, over every field shown. */
 static int column_width(const struct devs *d, size_t i, enum show what)
 {
 	const struct field *f;
 	char buf[64];
-	int w = strlen(nla_get_string(d->v[i].tb[ORDMA_NL_A_DEV_NAME]));
+	int w = 0;
 
-#define WIDEN(_tb, _f) do {						\
-		int _l = strlen(field_text(buf, sizeof(buf), (_tb), (_f))); \
-		if (_l > w)						\
-			w = _l;						\
-	} while (0)
+	widen(&w, nla_get_string(d->v[i].tb[ORDMA_NL_A_DEV_NAME]));
 	if (what == SHOW_DEV)
-		WIDEN(d->v[i].tb, &port_field);
+		widen(&w, field_plain(buf, sizeof(buf), d->v[i].tb,
+				      &port_field));
 	if (what != SHOW_STATS)
 		for (f = pool_fields; f->name; f++)
-			WIDEN(d->v[i].tb, f);
+			widen(&w, field_plain(buf, sizeof(buf), d->v[i].tb, f));
 	if (what != SHOW_POOL)
 		for (f = stats_fields; f->name; f++)
-			WIDEN(d->v[i].tb, f);
+			widen(&w, field_plain(buf, sizeof(buf), d->v[i].tb, f));
 	if (what == SHOW_DEV)
 		for (f = model_fields; f->name; f++)
-			WIDEN(d->v[i].model, f);
-#undef WIDEN
+			widen(&w, field_plain(buf, sizeof(buf), d->v[i].model,
+					      f));
 	return w;
 }
 
@@ -398,10 +826,8 @@ static void show_plain(const struct devs *d, enum show what)
 	if (!d->n)
 		return;
 	colw = calloc(d->n, sizeof(*colw));
-	if (!colw) {
-		perror("ordmactl");
-		exit(EXIT_REFUSED);
-	}
+	if (!colw)
+		die_oom();
 	for (i = 0; i < d->n; i++)
 		colw[i] = column_width(d, i, what);
 	show_row(d, "dev_name", width, colw, NULL, false);
@@ -422,205 +848,35 @@ static void show_plain(const struct devs *d, enum show what)
 	free(colw);
 }
 
-/* ---- talking to the kernel ---------------------------------------------- */
-
-struct ctl {
-	struct nl_sock *sk;
-	int family;
-	bool done;
-	int err;		/* positive errno the kernel answered */
-	char msg[256];		/* its extended ack message */
-};
-
-static void die_usage(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ordmactl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'ordmactl -h'.\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-static void die_refused(const char *what, const struct ctl *c)
-{
-	if (c->msg[0])
-		fprintf(stderr, "ordmactl: %s: %s: %s\n", what, c->msg,
-			strerror(c->err));
-	else
-		fprintf(stderr, "ordmactl: %s: %s\n", what, strerror(c->err));
-	exit(EXIT_REFUSED);
-}
-
-static void ctl_open(struct ctl *c)
-{
-	int one = 1, fd;
-
-	memset(c, 0, sizeof(*c));
-	c->sk = nl_socket_alloc();
-	if (!c->sk || genl_connect(c->sk)) {
-		fprintf(stderr, "ordmactl: cannot open a generic netlink socket\n");
-		exit(EXIT_REFUSED);
-	}
-	fd = nl_socket_get_fd(c->sk);
-	/* The kernel's reason with every error, without our request. */
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	c->family = genl_ctrl_resolve(c->sk, ORDMA_GENL_NAME);
-	if (c->family < 0) {
-		fprintf(stderr, "ordmactl: no generic netlink family \"%s\" (is ordma.ko loaded?)\n",
-			ORDMA_GENL_NAME);
-		exit(EXIT_REFUSED);
-	}
-}
-
-/* An error answer: its errno and the message of its extended ack. */
-static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	struct ctl *c = arg;
-	size_t off = sizeof(*e);
-	int len;
-
-	c->err = -e->error;
-	c->done = true;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NL_STOP;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
-	if (len <= 0 ||
-	    nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
-		      len, NULL))
-		return NL_STOP;
-	if (tb[NLMSGERR_ATTR_MSG])
-		snprintf(c->msg, sizeof(c->msg), "%s",
-			 nla_get_string(tb[NLMSGERR_ATTR_MSG]));
-	return NL_STOP;
-}
-
-static int on_ack(struct nl_msg *msg, void *arg)
-{
-	((struct ctl *)arg)->done = true;
-	return NL_STOP;
-}
-
-static int on_finish(struct nl_msg *msg, void *arg)
-{
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct ctl *c = arg;
-
-	c->done = true;
-	/* A dump that failed midway ends with its errno. */
-	if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) &&
-	    *(int *)nlmsg_data(nlh) < 0)
-		c->err = -*(int *)nlmsg_data(nlh);
-	return NL_STOP;
-}
-
-/*
- * Send @msg (made by ctl_msg()) with @flags added and take every answer,
- * each valid message to @valid. Returns 0 or a positive
- * errno (c->msg then has the kernel's reason, if it gave one).
- */
-static int ctl_run(struct ctl *c, int flags, struct nl_msg *msg,
-		   nl_recvmsg_msg_cb_t valid, void *arg)
-{
-	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	int ret;
-
-	if (!cb)
-		return ENOMEM;
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid, arg);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, c);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, c);
-	nl_cb_err(cb, NL_CB_CUSTOM, on_error, c);
-	c->done = false;
-	c->err = 0;
-	c->msg[0] = '\0';
-	nlh->nlmsg_flags |= flags;
-	ret = nl_send_auto(c->sk, msg);
-	if (ret < 0) {
-		nl_cb_put(cb);
-		return EIO;
-	}
-	while (!c->done) {
-		ret = nl_recvmsgs(c->sk, cb);
-		if (ret < 0 && !c->done) {
-			c->err = c->err ? c->err : EIO;
-			break;
-		}
-	}
-	nl_cb_put(cb);
-	return c->err;
-}
-
-/* A request of @cmd, for ctl_run(); with @dev, ORDMA_NL_A_DEV_NAME. */
-static struct nl_msg *ctl_msg(const struct ctl *c, uint8_t cmd,
-			      const char *dev)
-{
-	struct nl_msg *msg = nlmsg_alloc();
-
-	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0,
-				 0, cmd, ORDMA_GENL_VERSION) ||
-	    (dev && nla_put_string(msg, ORDMA_NL_A_DEV_NAME, dev))) {
-		fprintf(stderr, "ordmactl: out of memory\n");
-		exit(EXIT_REFUSED);
-	}
-	return msg;
-}
-
-/* ---- show ------------------------------------------------------------------ */
-
-static int on_dev(struct nl_msg *msg, void *arg)
-{
-	struct devs *d = arg;
-	struct dev *n;
-
-	n = realloc(d->v, (d->n + 1) * sizeof(*d->v));
-	if (!n)
-		return NL_STOP;
-	d->v = n;
-	n = &d->v[d->n];
-	memset(n, 0, sizeof(*n));
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, n->tb, ORDMA_NL_A_MAX, NULL) ||
-	    !n->tb[ORDMA_NL_A_DEV_NAME])
-		return NL_SKIP;
-	if (n->tb[ORDMA_NL_A_MODEL] &&
-	    nla_parse_nested(n->model, ORDMA_NL_MODEL_A_MAX,
-			     n->tb[ORDMA_NL_A_MODEL], NULL))
-		return NL_SKIP;
-	nlmsg_get(msg);
-	n->msg = msg;
-	d->n++;
-	return NL_OK;
-}
-
 static int do_show(struct ctl *c, enum show what, const char *dev)
 {
 	uint8_t cmd = what == SHOW_POOL ? ORDMA_NL_CMD_POOL_GET :
 					  ORDMA_NL_CMD_DEV_GET;
-	struct devs d = { NULL, 0 };
-	struct nl_msg *msg = ctl_msg(c, cmd, dev);
-	size_t i;
+	struct devs d = { c, NULL, 0 };
+	struct nl_msg *msg;
+	int tries = 0;
 
-	if (ctl_run(c, dev ? 0 : NLM_F_DUMP, msg, on_dev, &d))
-		die_refused(dev ? dev : "dump", c);
-	nlmsg_free(msg);
+	for (;;) {
+		/* A fresh request each time: its sequence number is new. */
+		msg = ctl_msg(c, cmd, dev);
+		if (ctl_run(c, dev ? 0 : NLM_F_DUMP, msg, on_dev, &d))
+			die_refused(dev ? "show" : "dump", c);
+		nlmsg_free(msg);
+		if (!c->intr || tries++ == DUMP_RETRIES)
+			break;
+		devs_free(&d);
+	}
 	if (opt_json)
 		show_json(&d, what);
 	else
 		show_plain(&d, what);
-	for (i = 0; i < d.n; i++)
-		nlmsg_free(d.v[i].msg);
-	free(d.v);
+	devs_free(&d);
+	if (c->intr) {
+		fflush(stdout);
+		fprintf(stderr, "ordmactl: dump: devices came or went during each of %d tries; the list may miss one\n",
+			DUMP_RETRIES + 1);
+		return EXIT_REFUSED;
+	}
 	return 0;
 }
 
@@ -631,57 +887,25 @@ static int on_nothing(struct nl_msg *msg, void *arg)
 
 /* ---- pool set, stats reset ---------------------------------------------- */
 
-/* A decimal number of at most @max, digits only; false if not. */
-static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-
-	if (!*s || strspn(s, "0123456789") != strlen(s))
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !errno && !*end && *v <= max;
-}
-
-static int do_pool_set(struct ctl *c, const char *dev, int argc, char **argv)
-{
-	struct nl_msg *msg;
-	unsigned int seen = 0;
+struct value {
+	const struct setting *s;
 	uint64_t v;
-	size_t k;
-	int i;
+};
 
-	if (argc == 0)
-		die_usage("pool set %s: no KEY VALUE given", dev);
-	if (argc % 2)
-		die_usage("pool set: no value for '%s'", argv[argc - 1]);
-	msg = ctl_msg(c, ORDMA_NL_CMD_POOL_SET, dev);
-	for (i = 0; i < argc; i += 2) {
-		for (k = 0; k < sizeof(settings) / sizeof(settings[0]); k++)
-			if (!strcmp(argv[i], settings[k].name))
-				break;
-		if (k == sizeof(settings) / sizeof(settings[0]))
-			die_usage("pool set: unknown setting '%s'", argv[i]);
-		if (seen & (1U << k))
-			die_usage("pool set: '%s' given twice", argv[i]);
-		seen |= 1U << k;
-		if (settings[k].attr == ORDMA_NL_A_MODE) {
-			for (v = 0; v < sizeof(modes) / sizeof(modes[0]); v++)
-				if (!strcmp(argv[i + 1], modes[v]))
-					break;
-			if (v == sizeof(modes) / sizeof(modes[0]))
-				die_usage("pool set: mode '%s' is not auto, copy, zerocopy or overlap",
-					  argv[i + 1]);
-			nla_put_u32(msg, ORDMA_NL_A_MODE, (uint32_t)v);
-			continue;
-		}
-		if (!parse_u64(argv[i + 1], settings[k].max, &v))
-			die_usage("pool set: '%s' is not a number from 0 to %" PRIu64 " (%s)",
-				  argv[i + 1], settings[k].max, argv[i]);
-		if (settings[k].max == UINT64_MAX)
-			nla_put_u64(msg, settings[k].attr, v);
+static int do_pool_set(struct ctl *c, const char *dev, const struct value *v,
+		       size_t n)
+{
+	struct nl_msg *msg = ctl_msg(c, ORDMA_NL_CMD_POOL_SET, dev);
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].s->max == UINT64_MAX)
+			ret = nla_put_u64(msg, v[i].s->attr, v[i].v);
 		else
-			nla_put_u32(msg, settings[k].attr, (uint32_t)v);
+			ret = nla_put_u32(msg, v[i].s->attr, (uint32_t)v[i].v);
+		if (ret)
+			die_oom();
 	}
 	if (ctl_run(c, 0, msg, on_nothing, NULL))
 		die_refused("pool set", c);
@@ -708,81 +932,83 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void event_peer(struct nlattr **tb, char *buf, size_t n)
+/* The fields of event @cmd after dev_name: every one is always shown. */
+static const struct field *event_fields(uint8_t cmd, int *n)
 {
-	char ip[INET6_ADDRSTRLEN] = "";
-	uint32_t a4;
-
-	if (tb[ORDMA_NL_A_PEER_IPV4]) {
-		a4 = nla_get_u32(tb[ORDMA_NL_A_PEER_IPV4]);
-		inet_ntop(AF_INET, &a4, ip, sizeof(ip));
-		snprintf(buf, n, "%s:%u", ip,
-			 tb[ORDMA_NL_A_PEER_PORT] ?
-			 ntohs(nla_get_u16(tb[ORDMA_NL_A_PEER_PORT])) : 0);
-	} else if (tb[ORDMA_NL_A_PEER_IPV6] &&
-		   nla_len(tb[ORDMA_NL_A_PEER_IPV6]) == 16) {
-		inet_ntop(AF_INET6, nla_data(tb[ORDMA_NL_A_PEER_IPV6]), ip,
-			  sizeof(ip));
-		snprintf(buf, n, "[%s]:%u", ip,
-			 tb[ORDMA_NL_A_PEER_PORT] ?
-			 ntohs(nla_get_u16(tb[ORDMA_NL_A_PEER_PORT])) : 0);
-	} else {
-		buf[0] = '\0';
+	switch (cmd) {
+	case ORDMA_NL_CMD_POOL_CHANGED:
+		*n = ARRAY_LEN(pool_fields) - 1;
+		return pool_fields;
+	case ORDMA_NL_CMD_CHAN_UP:
+		*n = ARRAY_LEN(chan_fields) - 2;	/* no errno */
+		return chan_fields;
+	case ORDMA_NL_CMD_CHAN_DOWN:
+		*n = ARRAY_LEN(chan_fields) - 1;
+		return chan_fields;
+	default:
+		*n = 0;
+		return NULL;
 	}
 }
 
 static void event_json(uint8_t cmd, struct nlattr **tb)
 {
-	char ip[INET6_ADDRSTRLEN];
 	const struct field *f;
-	uint32_t a4;
+	int i, n;
 
 	jopen(NULL, '{');
 	jstr("event", events[cmd]);
 	if (tb[ORDMA_NL_A_DEV_NAME])
 		jstr("dev_name", nla_get_string(tb[ORDMA_NL_A_DEV_NAME]));
-	if (cmd == ORDMA_NL_CMD_POOL_CHANGED)
-		for (f = pool_fields; f->name; f++)
-			field_json(tb, f, "");
-	if (tb[ORDMA_NL_A_CHAN_QPN])
-		jnum("chan_qpn", nla_get_u32(tb[ORDMA_NL_A_CHAN_QPN]));
-	if (tb[ORDMA_NL_A_PEER_IPV4]) {
-		a4 = nla_get_u32(tb[ORDMA_NL_A_PEER_IPV4]);
-		inet_ntop(AF_INET, &a4, ip, sizeof(ip));
-		jstr("peer_ipv4", ip);
-	}
-	if (tb[ORDMA_NL_A_PEER_IPV6] && nla_len(tb[ORDMA_NL_A_PEER_IPV6]) == 16) {
-		inet_ntop(AF_INET6, nla_data(tb[ORDMA_NL_A_PEER_IPV6]), ip,
-			  sizeof(ip));
-		jstr("peer_ipv6", ip);
-	}
-	if (tb[ORDMA_NL_A_PEER_PORT])
-		jnum("peer_port", ntohs(nla_get_u16(tb[ORDMA_NL_A_PEER_PORT])));
-	if (tb[ORDMA_NL_A_ERRNO])
-		jnum("errno", nla_get_u32(tb[ORDMA_NL_A_ERRNO]));
+	else
+		jnull("dev_name");
+	f = event_fields(cmd, &n);
+	for (i = 0; i < n; i++)
+		field_json(tb, &f[i]);
 	jclose('}');
 	putchar('\n');
+}
+
+/* A channel event's peer as ADDR:PORT or [ADDR]:PORT, "-" if none. */
+static const char *event_peer(struct nlattr **tb, char *buf, size_t n)
+{
+	char ip[64], port[16];
+	bool v6 = false;
+
+	if (!field_text(ip, sizeof(ip), tb, &chan_fields[1], false)) {
+		if (!field_text(ip, sizeof(ip), tb, &chan_fields[2], false))
+			return "-";
+		v6 = true;
+	}
+	if (!field_text(port, sizeof(port), tb, &chan_fields[3], false))
+		snprintf(port, sizeof(port), "-");
+	snprintf(buf, n, v6 ? "[%s]:%s" : "%s:%s", ip, port);
+	return buf;
 }
 
 static void event_plain(uint8_t cmd, struct nlattr **tb)
 {
 	const struct field *f;
-	char buf[64];
+	char buf[96];
 
 	printf("%s %s", events[cmd], tb[ORDMA_NL_A_DEV_NAME] ?
 	       nla_get_string(tb[ORDMA_NL_A_DEV_NAME]) : "-");
 	if (cmd == ORDMA_NL_CMD_POOL_CHANGED)
 		for (f = pool_fields; f->name; f++)
 			printf(" %s %s", f->name,
-			       field_text(buf, sizeof(buf), tb, f));
-	if (tb[ORDMA_NL_A_CHAN_QPN])
-		printf(" qpn %u", nla_get_u32(tb[ORDMA_NL_A_CHAN_QPN]));
-	event_peer(tb, buf, sizeof(buf));
-	if (buf[0])
-		printf(" peer %s", buf);
-	if (tb[ORDMA_NL_A_ERRNO])
-		printf(" errno %u (%s)", nla_get_u32(tb[ORDMA_NL_A_ERRNO]),
-		       strerror(nla_get_u32(tb[ORDMA_NL_A_ERRNO])));
+			       field_plain(buf, sizeof(buf), tb, f));
+	if (cmd == ORDMA_NL_CMD_CHAN_UP || cmd == ORDMA_NL_CMD_CHAN_DOWN) {
+		printf(" qpn %s", field_plain(buf, sizeof(buf), tb,
+					      &chan_fields[0]));
+		printf(" peer %s", event_peer(tb, buf, sizeof(buf)));
+	}
+	if (cmd == ORDMA_NL_CMD_CHAN_DOWN) {
+		if (tb[ORDMA_NL_A_ERRNO])
+			printf(" errno %u (%s)", nla_get_u32(tb[ORDMA_NL_A_ERRNO]),
+			       strerror(nla_get_u32(tb[ORDMA_NL_A_ERRNO])));
+		else
+			printf(" errno -");
+	}
 	putchar('\n');
 }
 
@@ -791,14 +1017,17 @@ static int on_event(struct nl_msg *msg, void *arg)
 	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(msg));
 	struct nlattr *tb[ORDMA_NL_A_MAX + 1];
 
-	if (g->cmd >= sizeof(events) / sizeof(events[0]) || !events[g->cmd] ||
+	if (g->cmd >= ARRAY_LEN(events) || !events[g->cmd] ||
 	    genlmsg_parse(nlmsg_hdr(msg), 0, tb, ORDMA_NL_A_MAX, NULL))
 		return NL_SKIP;
 	if (opt_json)
 		event_json(g->cmd, tb);
 	else
 		event_plain(g->cmd, tb);
-	fflush(stdout);
+	if (fflush(stdout)) {
+		perror("ordmactl: monitor: stdout");
+		exit(EXIT_REFUSED);
+	}
 	return NL_OK;
 }
 
@@ -811,11 +1040,12 @@ static int do_monitor(struct ctl *c)
 
 	grp = genl_ctrl_resolve_grp(c->sk, ORDMA_GENL_NAME,
 				    ORDMA_GENL_MCGRP_EVENTS);
-	if (grp < 0 || nl_socket_add_membership(c->sk, grp)) {
-		fprintf(stderr, "ordmactl: monitor: cannot join group \"%s\"\n",
-			ORDMA_GENL_MCGRP_EVENTS);
-		return EXIT_REFUSED;
-	}
+	if (grp < 0)
+		die_nl("monitor: no group \"" ORDMA_GENL_MCGRP_EVENTS "\"", grp);
+	ret = nl_socket_add_membership(c->sk, grp);
+	if (ret)
+		die_nl("monitor: cannot join group \"" ORDMA_GENL_MCGRP_EVENTS "\"",
+		       ret);
 	nl_socket_disable_seq_check(c->sk);
 	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, on_event, NULL);
 
@@ -842,30 +1072,109 @@ static int do_monitor(struct ctl *c)
 		ret = nl_recvmsgs_default(c->sk);
 		if (ret == -NLE_NOMEM)
 			fprintf(stderr, "ordmactl: monitor: events were lost (the socket overran)\n");
+		else if (ret < 0)
+			die_nl("monitor", ret);
 	}
 	return 0;
 }
 
-/* ---- main -------------------------------------------------------------- */
+/* ---- the command line -------------------------------------------------- */
 
 static void usage(FILE *f)
 {
-	fputs("usage: ordmactl [-j] [-p] dev show [DEV]\n"
-	      "       ordmactl [-j] [-p] pool show [DEV]\n"
-	      "       ordmactl pool set DEV KEY VALUE [KEY VALUE...]\n"
-	      "       ordmactl [-j] [-p] stats show [DEV]\n"
-	      "       ordmactl stats reset DEV\n"
-	      "       ordmactl [-j] monitor\n"
+	fputs("usage: ordmactl [-j] [-p] [--] dev show [DEV]\n"
+	      "       ordmactl [-j] [-p] [--] pool show [DEV]\n"
+	      "       ordmactl [--] pool set DEV KEY VALUE [KEY VALUE...]\n"
+	      "       ordmactl [-j] [-p] [--] stats show [DEV]\n"
+	      "       ordmactl [--] stats reset DEV\n"
+	      "       ordmactl [-j] [--] monitor\n"
 	      "       ordmactl -h\n"
 	      "\n"
 	      "  -j  JSON output (keys are the attribute names, numbers raw)\n"
-	      "  -p  pretty JSON (implies -j)\n"
+	      "  -p  pretty JSON (implies -j; not for monitor)\n"
 	      "  -h  this help\n"
+	      "  --  ends the options (they come before the object)\n"
 	      "\n"
 	      "pool set keys: pool_bytes, chunk_bytes, chan_quota_chunks,\n"
 	      "  user_quota_chunks, mode (auto, copy, zerocopy, overlap),\n"
 	      "  progress_timeout_ms\n"
 	      "exit status: 0 done, 1 refused or failed, 2 usage error\n", f);
+}
+
+enum op {
+	OP_SHOW,
+	OP_SET,
+	OP_RESET,
+	OP_MONITOR,
+};
+
+struct cmdline {
+	enum op op;
+	enum show what;
+	const char *dev;
+	struct value v[ARRAY_LEN(settings)];
+	size_t n;
+};
+
+/* A decimal number of at most @max, digits only; false if not. */
+static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+static const char *parse_dev(const char *what, const char *dev)
+{
+	if (!*dev)
+		die_usage("%s: the device name is empty", what);
+	if (strlen(dev) > DEV_NAME_MAX)
+		die_usage("%s: device name '%s' is longer than %d bytes", what,
+			  dev, DEV_NAME_MAX);
+	return dev;
+}
+
+/* KEY VALUE pairs of "pool set" into @cl. */
+static void parse_settings(struct cmdline *cl, int argc, char **argv)
+{
+	unsigned int seen = 0;
+	const struct setting *s;
+	uint64_t v;
+	size_t k;
+	int i;
+
+	if (argc == 0)
+		die_usage("pool set %s: no KEY VALUE given", cl->dev);
+	if (argc % 2)
+		die_usage("pool set: no value for '%s'", argv[argc - 1]);
+	for (i = 0; i < argc; i += 2) {
+		for (k = 0; k < ARRAY_LEN(settings); k++)
+			if (!strcmp(argv[i], settings[k].name))
+				break;
+		if (k == ARRAY_LEN(settings))
+			die_usage("pool set: unknown setting '%s'", argv[i]);
+		s = &settings[k];
+		if (seen & (1U << k))
+			die_usage("pool set: '%s' given twice", argv[i]);
+		seen |= 1U << k;
+		if (s->attr == ORDMA_NL_A_MODE) {
+			for (v = 0; v < ARRAY_LEN(modes); v++)
+				if (!strcmp(argv[i + 1], modes[v]))
+					break;
+			if (v == ARRAY_LEN(modes))
+				die_usage("pool set: mode '%s' is not auto, copy, zerocopy or overlap",
+					  argv[i + 1]);
+		} else if (!parse_u64(argv[i + 1], s->max, &v)) {
+			die_usage("pool set: '%s' is not a number from 0 to %" PRIu64 " (%s)",
+				  argv[i + 1], s->max, argv[i]);
+		}
+		cl->v[cl->n].s = s;
+		cl->v[cl->n++].v = v;
+	}
 }
 
 /* At most @max operands after OBJECT COMMAND. */
@@ -876,13 +1185,15 @@ static void operands(int argc, int max, const char *obj, const char *cmd)
 			  cmd ? cmd : "");
 }
 
-int main(int argc, char **argv)
+/* The whole command line into @cl, or exit 2 naming what is wrong. */
+static void parse(int argc, char **argv, struct cmdline *cl)
 {
-	const char *obj, *cmd = NULL;
-	struct ctl c;
+	const char *obj, *cmd;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "jph")) != -1) {
+	memset(cl, 0, sizeof(*cl));
+	/* "+": options end at the object, so a value may start with '-'. */
+	while ((opt = getopt(argc, argv, "+jph")) != -1) {
 		switch (opt) {
 		case 'j':
 			opt_json = true;
@@ -892,10 +1203,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			exit(0);
 		default:
 			fputs("Try 'ordmactl -h'.\n", stderr);
-			return EXIT_USAGE;
+			exit(EXIT_USAGE);
 		}
 	}
 	argc -= optind;
@@ -903,41 +1214,74 @@ int main(int argc, char **argv)
 	if (argc < 1)
 		die_usage("no object given (dev, pool, stats, monitor)");
 	obj = argv[0];
-	if (strcmp(obj, "monitor")) {
-		if (argc < 2)
-			die_usage("%s: no command given", obj);
-		cmd = argv[1];
-	}
-
 	if (!strcmp(obj, "monitor")) {
 		operands(argc - 1, 0, obj, NULL);
-		ctl_open(&c);
-		return do_monitor(&c);
+		if (opt_pretty)
+			die_usage("monitor: -p is not for monitor (one JSON object per line: use -j)");
+		cl->op = OP_MONITOR;
+		return;
 	}
-	if (!strcmp(obj, "dev") || !strcmp(obj, "stats") ||
-	    !strcmp(obj, "pool")) {
-		enum show what = obj[0] == 'd' ? SHOW_DEV :
-				 obj[0] == 's' ? SHOW_STATS : SHOW_POOL;
+	if (strcmp(obj, "dev") && strcmp(obj, "stats") && strcmp(obj, "pool"))
+		die_usage("unknown object '%s' (dev, pool, stats, monitor)",
+			  obj);
+	if (argc < 2)
+		die_usage("%s: no command given", obj);
+	cmd = argv[1];
+	cl->what = obj[0] == 'd' ? SHOW_DEV :
+		   obj[0] == 's' ? SHOW_STATS : SHOW_POOL;
+	if (!strcmp(cmd, "show")) {
+		operands(argc - 2, 1, obj, cmd);
+		cl->op = OP_SHOW;
+		if (argc > 2)
+			cl->dev = parse_dev("show", argv[2]);
+		return;
+	}
+	if (cl->what == SHOW_POOL && !strcmp(cmd, "set")) {
+		if (argc < 3)
+			die_usage("pool set: no device given");
+		cl->op = OP_SET;
+		cl->dev = parse_dev("pool set", argv[2]);
+		parse_settings(cl, argc - 3, argv + 3);
+		return;
+	}
+	if (cl->what == SHOW_STATS && !strcmp(cmd, "reset")) {
+		if (argc < 3)
+			die_usage("stats reset: no device given");
+		operands(argc - 2, 1, obj, cmd);
+		cl->op = OP_RESET;
+		cl->dev = parse_dev("stats reset", argv[2]);
+		return;
+	}
+	die_usage("%s: unknown command '%s'", obj, cmd);
+}
 
-		if (!strcmp(cmd, "show")) {
-			operands(argc - 2, 1, obj, cmd);
-			ctl_open(&c);
-			return do_show(&c, what, argc > 2 ? argv[2] : NULL);
-		}
-		if (what == SHOW_POOL && !strcmp(cmd, "set")) {
-			if (argc < 3)
-				die_usage("pool set: no device given");
-			ctl_open(&c);
-			return do_pool_set(&c, argv[2], argc - 3, argv + 3);
-		}
-		if (what == SHOW_STATS && !strcmp(cmd, "reset")) {
-			if (argc < 3)
-				die_usage("stats reset: no device given");
-			operands(argc - 2, 1, obj, cmd);
-			ctl_open(&c);
-			return do_stats_reset(&c, argv[2]);
-		}
-		die_usage("%s: unknown command '%s'", obj, cmd);
+int main(int argc, char **argv)
+{
+	struct cmdline cl;
+	struct ctl c;
+	int ret;
+
+	parse(argc, argv, &cl);
+	ctl_open(&c);
+	switch (cl.op) {
+	case OP_SHOW:
+		ret = do_show(&c, cl.what, cl.dev);
+		break;
+	case OP_SET:
+		ret = do_pool_set(&c, cl.dev, cl.v, cl.n);
+		break;
+	case OP_RESET:
+		ret = do_stats_reset(&c, cl.dev);
+		break;
+	default:
+		ret = do_monitor(&c);
+		break;
 	}
-	die_usage("unknown object '%s' (dev, pool, stats, monitor)", obj);
+	nl_socket_free(c.sk);
+	/* What was printed must have reached its file. */
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("ordmactl: stdout");
+		return EXIT_REFUSED;
+	}
+	return ret;
 }
