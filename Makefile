@@ -26,9 +26,13 @@ HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 
 TOOLS := tools/ordma-bench tools/ordma-ringbench tools/ordmactl
 
-# libnl-genl-3 for what speaks ordma's generic netlink family.
-NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
-NL_LIBS	:= $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+# libnl-genl-3 for what speaks ordma's generic netlink family. Without it
+# (pkg-config cannot find it) building tools/ordmactl stops and says what to
+# install; every other target builds as before.
+NL_PKG	  := libnl-genl-3.0
+NL_FOUND  := $(shell pkg-config --exists $(NL_PKG) && echo yes)
+NL_CFLAGS := $(if $(NL_FOUND),$(shell pkg-config --cflags $(NL_PKG)))
+NL_LIBS	  := $(if $(NL_FOUND),$(shell pkg-config --libs $(NL_PKG)))
 
 all: modules selftests $(TOOLS)
 
@@ -38,6 +42,7 @@ tools/%: tools/%.c include/uapi/linux/ordma.h
 	$(CC) $(CFLAGS) -Iinclude/uapi -o $@ $<
 
 tools/ordmactl: tools/ordmactl.c include/uapi/linux/ordma.h
+	$(if $(NL_FOUND),,$(error pkg-config finds no $(NL_PKG), which $@ needs: install libnl-genl-3-dev (make deps does)))
 	$(CC) $(CFLAGS) -Iinclude/uapi $(NL_CFLAGS) -o $@ $< $(NL_LIBS)
 
 # The rings through the raw ABI, with the selftests' ring helpers.
