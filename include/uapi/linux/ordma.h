@@ -651,7 +651,10 @@ struct ordma_ring_enter {
  *   and the others follow. A request changes all it names or nothing.
  * - ORDMA_NL_CMD_STATS_RESET (CAP_NET_ADMIN): zero a device's counters;
  *   gauges (channels, pages_pinned, mrs_live, chunks_*) keep their values,
- *   high_water restarts from the chunks held now.
+ *   high_water restarts from the chunks held now. Counters only grow except
+ *   across a reset, which is not atomic across counters: an operation
+ *   completing meanwhile may be counted before it in some and after it in
+ *   others.
  *
  * Every command validates strictly, with an extended ack message and the
  * offset of the attribute at fault (NLMSGERR_ATTR_OFFS): an unknown or
