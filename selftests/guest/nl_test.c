@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The generic netlink family "ordma" and ordmactl on rxe0: every value
- * DEV_GET returns equals its sysfs file, a transfer moves the byte counters
- * by exactly what it moved and STATS_RESET zeroes them, POOL_SET changes
- * settings through the sysfs setters and refuses bad ones (nothing applied,
- * the old values kept), the unprivileged may read but not change, the
- * events group reports channels, devices and settings, and a seeded fuzz of
- * malformed requests is refused, each with its exact errno. Every test
+ * DEV_GET returns equals its sysfs file, dumps list the device once (or, by
+ * name, alone), a transfer moves the byte counters by exactly what it moved
+ * and STATS_RESET zeroes them, POOL_SET changes settings through the sysfs
+ * setters and refuses bad ones with the exact errno, message and range
+ * (nothing applied), the unprivileged may read but neither change nor join
+ * the events group, the events group reports channels (CHAN_UP before
+ * CHAN_DOWN, once each), settings (only a change) and devices (rdma link
+ * del/add, in a fixture of its own that puts rxe0 back), and a seeded fuzz
+ * of malformed requests is refused, each with its exact errno. Every test
  * leaves rxe0's settings at their defaults.
+ *
+ * Run from anywhere: the repository is found from this binary's own path
+ * (<repo>/selftests/guest/nl_test); the monitor writes under <repo>/out/.
+ * Waits are 7 times longer with ORDMA_TEST_SMALL (the KASAN kernel), and
+ * every test's timeout is above the sum of its waits.
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,15 +33,65 @@
 #include "ordma_chan.h"
 #include "kselftest_harness.h"
 
-#define CTL		"tools/ordmactl"
 #define PORT_BASE	19400
-#define MONITOR_OUT	"out/nl_test_monitor.jsonl"
 
 #define DEF_POOL	(16ULL << 20)
 #define DEF_CHUNK	(64ULL << 10)
 #define DEF_QUOTA	64ULL
 #define DEF_USER_QUOTA	192ULL
 #define DEF_PROGRESS	30000ULL
+
+/* The fuzz replays this unless ORDMA_TEST_SEED says otherwise. */
+#define FUZZ_SEED	20261202U
+
+/*
+ * One wait for an event, a state or a device: WAIT_S, 7 times that under
+ * ORDMA_TEST_SMALL. A test's timeout is its number of waits times
+ * WAIT_MAX_S, plus SLACK_S for the rest (a channel's connect and transfer
+ * count as CHAN_S).
+ */
+#define WAIT_S		10
+#define WAIT_MAX_S	(7 * WAIT_S)
+#define SLACK_S		60
+#define CHAN_S		((CHAN_WAIT_MS + 30000) / 1000)
+
+static long long wait_ms(void)
+{
+	return ordma_scaled(WAIT_S, WAIT_MAX_S) * 1000LL;
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+static char repo[PATH_MAX];
+static char ctl[PATH_MAX + 32];
+static char monitor_out[PATH_MAX + 64];
+
+/* The repository: this binary is <repo>/selftests/guest/nl_test. */
+static void __attribute__((constructor)) paths_init(void)
+{
+	ssize_t n = readlink("/proc/self/exe", repo, sizeof(repo) - 1);
+	char *slash;
+	int up;
+
+	if (n <= 0) {
+		repo[0] = '\0';
+		return;
+	}
+	repo[n] = '\0';
+	for (up = 0; up < 3; up++) {
+		slash = strrchr(repo, '/');
+		if (!slash) {
+			repo[0] = '\0';
+			return;
+		}
+		*slash = '\0';
+	}
+	snprintf(ctl, sizeof(ctl), "%s/tools/ordmactl", repo);
+	snprintf(monitor_out, sizeof(monitor_out),
+		 "%s/out/nl_test_monitor.jsonl", repo);
+}
+
+/* ---- values of the device ----------------------------------------------- */
 
 /* Every value of DEV_GET that has a sysfs file of the same name. */
 static const char *const numeric[] = {
@@ -73,14 +133,15 @@ static void human(char *buf, size_t n, unsigned long long v)
 		snprintf(buf, n, "%.1f %s", d, unit[i]);
 }
 
-/* Run a shell command: its exit status (-1 if it did not exit), its
+/*
+ * Run a shell command: its exit status (-1 if it did not exit), its
  * stdout and stderr in @out.
  */
 static int run(char *out, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int run(char *out, size_t n, const char *fmt, ...)
 {
-	char cmd[1024];
+	char cmd[2048];
 	size_t len = 0;
 	va_list ap;
 	FILE *p;
@@ -148,45 +209,199 @@ static void restore_defaults(void)
 	ordma_sh("echo auto > " CHAN_SYSFS "mode");
 }
 
-/*
- * "KEY VALUE" lines of ordmactl -j dev show rxe0, flattened by python
- * (which also proves it is JSON): the model's keys get "model_" in front.
- */
-#define FLATTEN "python3 -c 'import json,sys\n" \
-	"d = json.load(sys.stdin)\n" \
-	"assert len(d) == 1\n" \
-	"for k, v in d[0].items():\n" \
-	"    if isinstance(v, dict):\n" \
-	"        [print(\"model_\" + m, w) for m, w in v.items()]\n" \
-	"    else:\n" \
-	"        print(k, v)'"
+/* ---- ordmactl's JSON, parsed here --------------------------------------- */
 
-/* The value of @key in "KEY VALUE" lines, or NULL. */
-static const char *value_of(const char *lines, const char *key, char *buf,
-			    size_t n)
+/* A member of an object; a nested object's members are PARENT_KEY. */
+struct jkv {
+	char key[48];
+	char val[96];
+	bool str, null;
+};
+
+struct jobj {
+	struct jkv kv[64];
+	int n;
+};
+
+static void jws(const char **p)
 {
-	size_t klen = strlen(key);
-	const char *p = lines;
+	while (**p == ' ' || **p == '\n' || **p == '\t' || **p == '\r')
+		(*p)++;
+}
 
-	while (p && *p) {
-		if (!strncmp(p, key, klen) && (p[klen] == ' ')) {
-			const char *v = p + klen;
-			size_t len;
+/* A JSON string at *@p into @buf (\u escapes above 0x7f as '?'). */
+static int jstring(const char **p, char *buf, size_t n)
+{
+	unsigned int u;
+	size_t len = 0;
+	char c;
 
-			while (*v == ' ')
-				v++;
-			len = strcspn(v, "\n");
-			if (len >= n)
-				len = n - 1;
-			memcpy(buf, v, len);
-			buf[len] = '\0';
-			return buf;
+	if (**p != '"')
+		return -1;
+	(*p)++;
+	while (**p && **p != '"') {
+		c = *(*p)++;
+		if ((unsigned char)c < 0x20)
+			return -1;
+		if (c == '\\') {
+			c = *(*p)++;
+			switch (c) {
+			case '"': case '\\': case '/':
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'u':
+				if (sscanf(*p, "%4x", &u) != 1)
+					return -1;
+				*p += 4;
+				c = u < 0x80 ? (char)u : '?';
+				break;
+			default:
+				return -1;
+			}
 		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+		if (len + 1 < n)
+			buf[len++] = c;
 	}
+	if (**p != '"')
+		return -1;
+	(*p)++;
+	buf[len] = '\0';
+	return 0;
+}
+
+/* One object at *@p: its members into @o, a nested one's as PREFIXKEY. */
+static int jobject(const char **p, struct jobj *o, const char *prefix)
+{
+	char key[48], nested[64];
+	struct jkv *kv;
+	size_t k;
+
+	jws(p);
+	if (**p != '{')
+		return -1;
+	(*p)++;
+	jws(p);
+	if (**p == '}') {
+		(*p)++;
+		return 0;
+	}
+	for (;;) {
+		jws(p);
+		if (jstring(p, key, sizeof(key)))
+			return -1;
+		jws(p);
+		if (**p != ':')
+			return -1;
+		(*p)++;
+		jws(p);
+		if (**p == '{') {
+			snprintf(nested, sizeof(nested), "%s%s_", prefix, key);
+			if (jobject(p, o, nested))
+				return -1;
+		} else {
+			if (o->n == (int)ARRAY_SIZE(o->kv))
+				return -1;
+			kv = &o->kv[o->n++];
+			memset(kv, 0, sizeof(*kv));
+			snprintf(kv->key, sizeof(kv->key), "%s%s", prefix, key);
+			if (**p == '"') {
+				kv->str = true;
+				if (jstring(p, kv->val, sizeof(kv->val)))
+					return -1;
+			} else if (!strncmp(*p, "null", 4)) {
+				kv->null = true;
+				*p += 4;
+			} else {
+				k = strspn(*p, "0123456789");
+				if (!k || k >= sizeof(kv->val))
+					return -1;
+				memcpy(kv->val, *p, k);
+				*p += k;
+			}
+		}
+		jws(p);
+		if (**p == ',') {
+			(*p)++;
+			continue;
+		}
+		if (**p != '}')
+			return -1;
+		(*p)++;
+		return 0;
+	}
+}
+
+/* An array of objects (a show command's -j output): how many, or -1. */
+static int jarray(const char *text, struct jobj *o, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	jws(&p);
+	if (*p++ != '[')
+		return -1;
+	jws(&p);
+	if (*p == ']')
+		return 0;
+	for (;;) {
+		if (n == max)
+			return -1;
+		memset(&o[n], 0, sizeof(o[n]));
+		if (jobject(&p, &o[n++], ""))
+			return -1;
+		jws(&p);
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p != ']')
+			return -1;
+		p++;
+		jws(&p);
+		return *p ? -1 : n;
+	}
+}
+
+static const struct jkv *jget(const struct jobj *o, const char *key)
+{
+	int i;
+
+	for (i = 0; i < o->n; i++)
+		if (!strcmp(o->kv[i].key, key))
+			return &o->kv[i];
 	return NULL;
+}
+
+/* The object of @n whose dev_name is @dev, if exactly one has it. */
+static const struct jobj *jdev(const struct jobj *o, int n, const char *dev)
+{
+	const struct jobj *found = NULL;
+	const struct jkv *kv;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		kv = jget(&o[i], "dev_name");
+		if (!kv || !kv->str || strcmp(kv->val, dev))
+			continue;
+		if (found)
+			return NULL;
+		found = &o[i];
+	}
+	return found;
 }
 
 /* ---- raw generic netlink, for exact errnos ------------------------------ */
@@ -194,8 +409,12 @@ static const char *value_of(const char *lines, const char *key, char *buf,
 struct gnl {
 	int fd;
 	uint16_t family;
+	uint32_t events_grp;	/* the events group's id */
 	uint32_t seq;
 	char msg[256];		/* the last error's extended ack message */
+	int offs;		/* its attribute's offset, or -1 */
+	bool range;		/* its policy's bounds, if it gave them */
+	uint64_t min, max;
 	char reply[8192];	/* the last data reply */
 	int replies;
 };
@@ -244,7 +463,57 @@ static void req_put_u32(struct req *r, uint16_t type, uint32_t v)
 	req_put(r, type, &v, sizeof(v));
 }
 
-/* Send @r, take the answers: 0 or the negative errno of its ack. */
+static void req_put_u64(struct req *r, uint16_t type, uint64_t v)
+{
+	req_put(r, type, &v, sizeof(v));
+}
+
+/* The attributes of @len bytes at @a, one at a time. */
+#define for_each_attr(a, start, len)					\
+	for (a = (struct nlattr *)(start);				\
+	     (char *)a + NLA_HDRLEN <= (char *)(start) + (len) &&	\
+	     a->nla_len >= NLA_HDRLEN &&				\
+	     (char *)a + a->nla_len <= (char *)(start) + (len);		\
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+
+/* What an error's extended ack says: message, offset, policy bounds. */
+static void gnl_ext_ack(struct gnl *g, struct nlmsghdr *nh)
+{
+	struct nlmsgerr *e = NLMSG_DATA(nh);
+	size_t off = NLMSG_HDRLEN + sizeof(*e);
+	struct nlattr *a, *p;
+
+	if (!(nh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	/* Our request comes back whole unless capped, padded to 4 bytes. */
+	if (!(nh->nlmsg_flags & NLM_F_CAPPED))
+		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	if (off >= nh->nlmsg_len)
+		return;
+	for_each_attr(a, (char *)nh + off, nh->nlmsg_len - off) {
+		switch (a->nla_type & NLA_TYPE_MASK) {
+		case NLMSGERR_ATTR_MSG:
+			snprintf(g->msg, sizeof(g->msg), "%.*s",
+				 (int)(a->nla_len - NLA_HDRLEN), (char *)(a + 1));
+			break;
+		case NLMSGERR_ATTR_OFFS:
+			g->offs = *(uint32_t *)(a + 1);
+			break;
+		case NLMSGERR_ATTR_POLICY:
+			for_each_attr(p, a + 1, a->nla_len - NLA_HDRLEN) {
+				if (p->nla_type == NL_POLICY_TYPE_ATTR_MIN_VALUE_U)
+					memcpy(&g->min, p + 1, 8);
+				if (p->nla_type == NL_POLICY_TYPE_ATTR_MAX_VALUE_U) {
+					memcpy(&g->max, p + 1, 8);
+					g->range = true;
+				}
+			}
+			break;
+		}
+	}
+}
+
+/* Send @r, take the answers: 0 or the negative errno of its ack or DONE. */
 static int gnl_xfer(struct gnl *g, struct req *r)
 {
 	char buf[16384];
@@ -252,6 +521,8 @@ static int gnl_xfer(struct gnl *g, struct req *r)
 	ssize_t n;
 
 	g->msg[0] = '\0';
+	g->offs = -1;
+	g->range = false;
 	g->replies = 0;
 	r->nh.nlmsg_seq = ++g->seq;
 	if (send(g->fd, r, r->nh.nlmsg_len, 0) != (ssize_t)r->nh.nlmsg_len)
@@ -265,24 +536,11 @@ static int gnl_xfer(struct gnl *g, struct req *r)
 			if (nh->nlmsg_seq != g->seq)
 				continue;
 			if (nh->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(nh);
-				size_t off = NLMSG_HDRLEN + sizeof(*e);
-				struct nlattr *a;
-
-				if (!(nh->nlmsg_flags & NLM_F_CAPPED))
-					off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-				for (a = (struct nlattr *)((char *)nh + off);
-				     (char *)a + NLA_HDRLEN <= (char *)nh + nh->nlmsg_len &&
-				     a->nla_len >= NLA_HDRLEN;
-				     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
-					if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG)
-						snprintf(g->msg, sizeof(g->msg), "%.*s",
-							 (int)(a->nla_len - NLA_HDRLEN),
-							 (char *)(a + 1));
-				return e->error;
+				gnl_ext_ack(g, nh);
+				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
 			}
 			if (nh->nlmsg_type == NLMSG_DONE)
-				return 0;
+				return *(int *)NLMSG_DATA(nh);
 			g->replies++;
 			if (nh->nlmsg_len <= sizeof(g->reply))
 				memcpy(g->reply, nh, nh->nlmsg_len);
@@ -290,15 +548,29 @@ static int gnl_xfer(struct gnl *g, struct req *r)
 	}
 }
 
-/* The family's id through the controller: 0, or a negative errno. */
+/* The string attribute @type of the last reply, or "". */
+static const char *reply_str(struct gnl *g, uint16_t type)
+{
+	struct nlmsghdr *nh = (struct nlmsghdr *)g->reply;
+	struct nlattr *a;
+
+	for_each_attr(a, (char *)NLMSG_DATA(nh) + GENL_HDRLEN,
+		      nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN))
+		if (a->nla_type == type)
+			return (const char *)(a + 1);
+	return "";
+}
+
+/* The family's id and its events group's, through the controller. */
 static int gnl_open(struct gnl *g)
 {
 	struct timeval tv = { .tv_sec = 10 };
+	struct nlattr *a, *grp, *ga;
 	struct nlmsghdr *nh;
-	struct nlattr *a;
+	uint32_t id;
 	struct req r;
 	int one = 1, ret;
-	size_t len;
+	bool events;
 
 	memset(g, 0, sizeof(*g));
 	g->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
@@ -315,34 +587,43 @@ static int gnl_open(struct gnl *g)
 	if (g->replies != 1)
 		return -ENOENT;
 	nh = (struct nlmsghdr *)g->reply;
-	len = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-	for (a = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
-	     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
-	     len -= NLA_ALIGN(a->nla_len),
-	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+	for_each_attr(a, (char *)NLMSG_DATA(nh) + GENL_HDRLEN,
+		      nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN)) {
 		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
 			g->family = *(uint16_t *)(a + 1);
-	return g->family ? 0 : -ENOENT;
+		if ((a->nla_type & NLA_TYPE_MASK) != CTRL_ATTR_MCAST_GROUPS)
+			continue;
+		for_each_attr(grp, a + 1, a->nla_len - NLA_HDRLEN) {
+			events = false;
+			id = 0;
+			for_each_attr(ga, grp + 1, grp->nla_len - NLA_HDRLEN) {
+				if (ga->nla_type == CTRL_ATTR_MCAST_GRP_NAME)
+					events = !strcmp((char *)(ga + 1),
+							 ORDMA_GENL_MCGRP_EVENTS);
+				if (ga->nla_type == CTRL_ATTR_MCAST_GRP_ID)
+					id = *(uint32_t *)(ga + 1);
+			}
+			if (events)
+				g->events_grp = id;
+		}
+	}
+	return g->family && g->events_grp ? 0 : -ENOENT;
 }
 
-/* The string attribute @type of the last reply, or "". */
-static const char *reply_str(struct gnl *g, uint16_t type)
+/* The type of the attribute at the offset the last error named, or -1. */
+static int gnl_offs_type(const struct gnl *g, const struct req *r)
 {
-	struct nlmsghdr *nh = (struct nlmsghdr *)g->reply;
-	size_t len = nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-	struct nlattr *a;
+	const struct nlattr *a;
 
-	for (a = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
-	     len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
-	     len -= NLA_ALIGN(a->nla_len),
-	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
-		if (a->nla_type == type)
-			return (const char *)(a + 1);
-	return "";
+	if (g->offs < (int)NLMSG_LENGTH(GENL_HDRLEN) ||
+	    (unsigned int)g->offs + NLA_HDRLEN > r->nh.nlmsg_len)
+		return -1;
+	a = (const struct nlattr *)((const char *)r + g->offs);
+	return a->nla_type & NLA_TYPE_MASK;
 }
 
-/* DEV_GET rxe0 over @g: 0 when it answers with rxe0, else an errno. */
-static int dev_get_rxe0(struct gnl *g)
+/* DEV_GET of CHAN_IBDEV over @g: 0 when it answers with it, else an errno. */
+static int dev_get(struct gnl *g)
 {
 	struct req r;
 	int ret;
@@ -418,388 +699,68 @@ out:
 	return ret;
 }
 
-/* ---- the fixture ---------------------------------------------------------- */
-
-FIXTURE(nl) {
-	struct gnl g;
-	pid_t monitor;
-};
-
-FIXTURE_SETUP(nl)
-{
-	self->monitor = 0;
-	self->g.fd = -1;
-	ASSERT_TRUE(at_defaults());
-	ASSERT_EQ(0, access(CTL, X_OK));
-	ASSERT_EQ(0, gnl_open(&self->g));
-}
-
-FIXTURE_TEARDOWN(nl)
-{
-	if (self->monitor > 0) {
-		kill(self->monitor, SIGKILL);
-		waitpid(self->monitor, NULL, 0);
-	}
-	if (self->g.fd >= 0)
-		close(self->g.fd);
-	restore_defaults();
-}
-
-TEST_F(nl, dev_show_json_equals_sysfs)
-{
-	static char out[16384];
-	char val[128], sys[128];
-	unsigned int i, lines = 0;
-	const char *p;
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -j dev show " CHAN_IBDEV
-			 " | python3 -m json.tool >/dev/null"));
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -j dev show " CHAN_IBDEV
-			 " | " FLATTEN)) TH_LOG("%s", out);
-	/* Nothing moves on an idle device: sysfs now has the same values. */
-	for (i = 0; i < ARRAY_SIZE(numeric); i++) {
-		ASSERT_NE(NULL, value_of(out, numeric[i], val, sizeof(val)))
-			TH_LOG("no %s in %s", numeric[i], out);
-		snprintf(sys, sizeof(sys), "%llu", knob(numeric[i]));
-		EXPECT_STREQ(sys, val) TH_LOG("%s", numeric[i]);
-	}
-	ASSERT_NE(NULL, value_of(out, "dev_name", val, sizeof(val)));
-	EXPECT_STREQ(CHAN_IBDEV, val);
-	ASSERT_NE(NULL, value_of(out, "port_state", val, sizeof(val)));
-	EXPECT_STREQ("active", val);
-	sysfs_string("mode", sys, sizeof(sys));
-	ASSERT_NE(NULL, value_of(out, "mode", val, sizeof(val)));
-	EXPECT_STREQ(sys, val);
-	/* And nothing else: every key is one of those. */
-	for (p = out; *p; p++)
-		if (*p == '\n')
-			lines++;
-	EXPECT_EQ(ARRAY_SIZE(numeric) + 3, lines);
-}
-
-TEST_F(nl, dev_show_plain_names_the_same_values)
-{
-	static char out[16384];
-	char val[128], want[128];
-	unsigned int i;
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " dev show " CHAN_IBDEV));
-	for (i = 0; i < ARRAY_SIZE(numeric); i++) {
-		unsigned long long v = knob(numeric[i]);
-
-		ASSERT_NE(NULL, value_of(out, numeric[i], val, sizeof(val)))
-			TH_LOG("no %s in:\n%s", numeric[i], out);
-		if (is_size(numeric[i]))
-			human(want, sizeof(want), v);
-		else
-			snprintf(want, sizeof(want), "%llu", v);
-		EXPECT_STREQ(want, val) TH_LOG("%s", numeric[i]);
-	}
-	ASSERT_NE(NULL, value_of(out, "dev_name", val, sizeof(val)));
-	EXPECT_STREQ(CHAN_IBDEV, val);
-	ASSERT_NE(NULL, value_of(out, "port_state", val, sizeof(val)));
-	EXPECT_STREQ("active", val);
-	ASSERT_NE(NULL, value_of(out, "pool_bytes", val, sizeof(val)));
-	EXPECT_STREQ("16 MiB", val);
-}
-
-TEST_F(nl, dumps_list_rxe0_once)
-{
-	static char out[16384];
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -j dev show | python3 -c "
-			 "'import json,sys; d=json.load(sys.stdin); "
-			 "print(sum(1 for x in d if x[\"dev_name\"] == \"rxe0\"), len(d))'"));
-	EXPECT_STREQ("1 1\n", out);
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -p pool show | python3 -c "
-			 "'import json,sys; d=json.load(sys.stdin); "
-			 "print(d[0][\"dev_name\"], d[0][\"chan_quota_chunks\"], \"bytes_tx\" in d[0])'"));
-	EXPECT_STREQ("rxe0 64 False\n", out);
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -j stats show | python3 -c "
-			 "'import json,sys; d=json.load(sys.stdin); "
-			 "print(d[0][\"dev_name\"], \"pool_bytes\" in d[0], \"ops\" in d[0])'"));
-	EXPECT_STREQ("rxe0 False True\n", out);
-}
-
-TEST_F(nl, transfer_counts_exactly_and_reset_zeroes)
-{
-	const size_t len = 300000;
-	static char out[16384];
-	char val[64];
-	struct loop l;
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " stats reset " CHAN_IBDEV))
-		TH_LOG("%s", out);
-	ASSERT_EQ(0ULL, knob("bytes_tx"));
-	ASSERT_EQ(0ULL, knob("bytes_rx"));
-	ASSERT_EQ(0ULL, knob("ops"));
-
-	ASSERT_EQ(0, loop_open(&l));
-	ASSERT_EQ(0, loop_move(&l, len));
-	/* Both ends are on rxe0: it sent and received every byte once. */
-	EXPECT_EQ((unsigned long long)len, knob("bytes_tx"));
-	EXPECT_EQ((unsigned long long)len, knob("bytes_rx"));
-	EXPECT_EQ(2ULL, knob("ops"));
-	EXPECT_EQ(2ULL, knob("channels"));
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " -j stats show " CHAN_IBDEV
-			 " | " FLATTEN));
-	ASSERT_NE(NULL, value_of(out, "bytes_tx", val, sizeof(val)));
-	EXPECT_EQ((unsigned long long)len, strtoull(val, NULL, 10));
-	ASSERT_NE(NULL, value_of(out, "bytes_rx", val, sizeof(val)));
-	EXPECT_EQ((unsigned long long)len, strtoull(val, NULL, 10));
-
-	/* Counters to 0, the gauges stay: the channel is still open. */
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " stats reset " CHAN_IBDEV));
-	EXPECT_EQ(0ULL, knob("bytes_tx"));
-	EXPECT_EQ(0ULL, knob("bytes_rx"));
-	EXPECT_EQ(0ULL, knob("ops"));
-	EXPECT_EQ(0ULL, knob("bytes_copied") + knob("bytes_zerocopy"));
-	EXPECT_EQ(0ULL, knob("alloc_waits"));
-	EXPECT_EQ(2ULL, knob("channels"));
-	EXPECT_LE(knob("chunks_held"), knob("high_water"));
-
-	/* A chunk size change while chunks are held: EBUSY, nothing moves. */
-	EXPECT_LT(0ULL, knob("chunks_held"));
-	EXPECT_EQ(1, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chunk_bytes 131072"));
-	EXPECT_NE(NULL, strstr(out, "chunks are held by channels: Device or resource busy"))
-		TH_LOG("%s", out);
-	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
-
-	close(l.fd);
-}
-
-TEST_F(nl, pool_set_changes_through_the_setters)
-{
-	static char out[4096];
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chan_quota_chunks 32")) TH_LOG("%s", out);
-	EXPECT_STREQ("", out);
-	EXPECT_EQ(32ULL, knob("chan_quota_chunks"));
-
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " user_quota_chunks 100 mode copy progress_timeout_ms 1000"));
-	EXPECT_EQ(100ULL, knob("user_quota_chunks"));
-	EXPECT_EQ(1000ULL, knob("progress_timeout_ms"));
-	EXPECT_EQ(0, ordma_sh("grep -qx copy " CHAN_SYSFS "mode"));
-
-	/* Chunks first (they fit the pool), then the pool. */
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chunk_bytes 1048576 pool_bytes 33554432"));
-	EXPECT_EQ(1048576ULL, knob("chunk_bytes"));
-	EXPECT_EQ(33554432ULL, knob("pool_bytes"));
-	EXPECT_EQ(32ULL, knob("chunks_total"));
-	/* A pool of one chunk, then chunks larger than it: the pool first. */
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chunk_bytes 65536 pool_bytes 65536"));
-	EXPECT_EQ(1ULL, knob("chunks_total"));
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chunk_bytes 131072 pool_bytes 262144")) TH_LOG("%s", out);
-	EXPECT_EQ(131072ULL, knob("chunk_bytes"));
-	EXPECT_EQ(262144ULL, knob("pool_bytes"));
-	EXPECT_EQ(2ULL, knob("chunks_total"));
-
-	/* Back to the defaults, through netlink too. */
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " pool_bytes 16777216 chunk_bytes 65536 chan_quota_chunks 64"
-			 " user_quota_chunks 192 mode auto progress_timeout_ms 30000"))
-		TH_LOG("%s", out);
-	EXPECT_TRUE(at_defaults());
-	EXPECT_EQ(256ULL, knob("chunks_total"));
-}
-
-/* A bad POOL_SET through ordmactl: its exit status and what it says. */
-FIXTURE(bad_set) {
-	int unused;
-};
-
-FIXTURE_VARIANT(bad_set) {
-	const char *args;
-	int status;
-	const char *says;
-};
-
-FIXTURE_SETUP(bad_set)
-{
-	ASSERT_TRUE(at_defaults());
-	/* Not a default, so that a value put back is seen as such. */
-	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", 32));
-}
-
-FIXTURE_TEARDOWN(bad_set)
-{
-	restore_defaults();
-}
-
-#define BAD_SET(_name, _args, _status, _says)			\
-	FIXTURE_VARIANT_ADD(bad_set, _name) {			\
-		.args = _args,					\
-		.status = _status,				\
-		.says = _says,					\
-	}
-
-BAD_SET(quota_zero, "rxe0 chan_quota_chunks 0", 1,
-	"pool set: chan_quota_chunks: from 1 to 65536: Invalid argument");
-BAD_SET(quota_huge, "rxe0 chan_quota_chunks 65537", 1,
-	"pool set: chan_quota_chunks: from 1 to 65536: Invalid argument");
-BAD_SET(quota_beyond_u32, "rxe0 chan_quota_chunks 4294967296", 2,
-	"'4294967296' is not a number from 0 to 4294967295 (chan_quota_chunks)");
-BAD_SET(quota_not_a_number, "rxe0 chan_quota_chunks lots", 2,
-	"'lots' is not a number from 0 to 4294967295 (chan_quota_chunks)");
-BAD_SET(quota_negative, "rxe0 chan_quota_chunks -1", 2, "");
-BAD_SET(unknown_key, "rxe0 quota 16", 2, "unknown setting 'quota'");
-BAD_SET(no_value, "rxe0 chan_quota_chunks", 2,
-	"no value for 'chan_quota_chunks'");
-BAD_SET(twice, "rxe0 chan_quota_chunks 16 chan_quota_chunks 8", 2,
-	"'chan_quota_chunks' given twice");
-BAD_SET(nothing, "rxe0", 2, "no KEY VALUE given");
-BAD_SET(unknown_device, "nodev0 chan_quota_chunks 16", 1,
-	"pool set: no ordma device of that name: No such device");
-BAD_SET(bad_mode, "rxe0 mode fast", 1,
-	"pool set: mode: auto, copy, zerocopy or overlap: Invalid argument");
-BAD_SET(chunk_not_pow2, "rxe0 chunk_bytes 5000", 1,
-	"chunk_bytes: a power of two from 4096 to 1048576, at most pool_bytes: Invalid argument");
-BAD_SET(pool_too_big, "rxe0 pool_bytes 1073741825", 1,
-	"pool_bytes: from chunk_bytes to 1073741824: Invalid argument");
-BAD_SET(progress_short, "rxe0 progress_timeout_ms 99", 1,
-	"progress_timeout_ms: from 100 to 3600000: Invalid argument");
-/* Checked before any is applied: the good quota is not applied either. */
-BAD_SET(one_bad_of_two, "rxe0 chan_quota_chunks 16 user_quota_chunks 0", 1,
-	"user_quota_chunks: from 1 to 65536: Invalid argument");
-BAD_SET(chunk_above_new_pool, "rxe0 chan_quota_chunks 16 chunk_bytes 131072 pool_bytes 65536", 1,
-	"pool_bytes: from chunk_bytes to 1073741824: Invalid argument");
-
-TEST_F(bad_set, refused_and_unchanged)
-{
-	static char out[4096];
-
-	EXPECT_EQ(variant->status,
-		  run(out, sizeof(out), CTL " pool set %s", variant->args));
-	EXPECT_NE(NULL, strstr(out, variant->says)) TH_LOG("%s", out);
-	EXPECT_EQ(32ULL, knob("chan_quota_chunks"));
-	EXPECT_EQ(DEF_USER_QUOTA, knob("user_quota_chunks"));
-	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
-	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
-	EXPECT_EQ(DEF_PROGRESS, knob("progress_timeout_ms"));
-	EXPECT_EQ(0, ordma_sh("grep -qx auto " CHAN_SYSFS "mode"));
-}
-
-/* The kernel's own answers: the errno and the attribute named. */
-TEST_F(nl, kernel_refusals_name_the_attribute)
-{
-	struct gnl *g = &self->g;
-	struct req r;
-
-	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
-	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-	req_put_u32(&r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS, 0);
-	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
-	EXPECT_STREQ("chan_quota_chunks: from 1 to 65536", g->msg);
-
-	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
-	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
-	EXPECT_STREQ("no setting given", g->msg);
-
-	req_init(&r, g->family, ORDMA_NL_CMD_DEV_GET, 0);
-	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
-	EXPECT_STREQ("dev_name missing: name the device", g->msg);
-
-	req_init(&r, g->family, ORDMA_NL_CMD_STATS_RESET, 0);
-	req_put_str(&r, ORDMA_NL_A_DEV_NAME, "nodev0");
-	EXPECT_EQ(-ENODEV, gnl_xfer(g, &r));
-	EXPECT_STREQ("no ordma device of that name", g->msg);
-
-	/* A gauge is not a setting. */
-	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
-	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-	req_put_u32(&r, ORDMA_NL_A_CHUNKS_TOTAL, 1);
-	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
-	EXPECT_STREQ("Unsupported attribute", g->msg);
-
-	/* Notifications are not commands. */
-	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_UP, 0);
-	EXPECT_EQ(-EOPNOTSUPP, gnl_xfer(g, &r));
-
-	EXPECT_EQ(0, dev_get_rxe0(g));
-	EXPECT_EQ(DEF_QUOTA, knob("chan_quota_chunks"));
-}
-
-/* As nobody: reading works, changing is EPERM, through ordmactl too. */
-TEST_F(nl, nobody_reads_but_does_not_change)
-{
-	static char out[4096];
-	pid_t pid;
-	int st;
-
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		struct gnl g;
-		struct req r;
-		int bad = 0;
-
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534) || gnl_open(&g))
-			_exit(10);
-		if (dev_get_rxe0(&g))
-			bad |= 1;
-		req_init(&r, g.family, ORDMA_NL_CMD_POOL_SET, 0);
-		req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-		req_put_u32(&r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS, 8);
-		if (gnl_xfer(&g, &r) != -EPERM)
-			bad |= 2;
-		req_init(&r, g.family, ORDMA_NL_CMD_STATS_RESET, 0);
-		req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-		if (gnl_xfer(&g, &r) != -EPERM)
-			bad |= 4;
-		_exit(bad);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WEXITSTATUS(st));
-
-#define NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
-	EXPECT_EQ(0, run(out, sizeof(out), NOBODY CTL " -j dev show " CHAN_IBDEV
-			 " | python3 -m json.tool >/dev/null"));
-	EXPECT_EQ(1, run(out, sizeof(out), NOBODY CTL " pool set " CHAN_IBDEV
-			 " chan_quota_chunks 8"));
-	EXPECT_STREQ("ordmactl: pool set: Operation not permitted\n", out);
-	EXPECT_EQ(1, run(out, sizeof(out), NOBODY CTL " stats reset " CHAN_IBDEV));
-	EXPECT_STREQ("ordmactl: stats reset: Operation not permitted\n", out);
-	EXPECT_EQ(DEF_QUOTA, knob("chan_quota_chunks"));
-}
-
-/* ---- the events group ---------------------------------------------------- */
-
-/* "event dev qpn peer_port errno chan_quota_chunks" per line of the file. */
-#define EVENTS "python3 -c 'import json,sys\n" \
-	"for l in open(sys.argv[1]):\n" \
-	"    e = json.loads(l)\n" \
-	"    print(e[\"event\"], e.get(\"dev_name\", \"-\"), e.get(\"chan_qpn\", 0), " \
-	"e.get(\"peer_port\", 0), e.get(\"errno\", 0), e.get(\"chan_quota_chunks\", 0))' "
+/* ---- the monitor and its events -------------------------------------------- */
 
 struct event {
-	char name[32], dev[32];
+	char name[32], dev[32], peer[64];
 	unsigned int qpn, port, err, quota;
+	bool has_err;
 };
 
-/* The events the monitor wrote so far: how many, or -1. */
+static unsigned int jnum(const struct jobj *o, const char *key)
+{
+	const struct jkv *kv = jget(o, key);
+
+	return kv && !kv->null && !kv->str ? strtoul(kv->val, NULL, 10) : 0;
+}
+
+static void jtext(const struct jobj *o, const char *key, char *buf, size_t n)
+{
+	const struct jkv *kv = jget(o, key);
+	const char *v = kv && kv->str ? kv->val : "-";
+	size_t len = strnlen(v, n - 1);
+
+	memcpy(buf, v, len);
+	buf[len] = '\0';
+}
+
+/*
+ * The events the monitor wrote so far, each line parsed here: how many,
+ * or -1 if a whole line is not JSON. A last line without its newline is
+ * still being written and waits for the next reading.
+ */
 static int events_read(struct event *ev, int max)
 {
-	static char out[65536];
-	char *line;
+	static struct jobj o;
+	char line[4096];
+	const char *p;
 	int n = 0;
+	FILE *f;
 
-	if (run(out, sizeof(out), EVENTS MONITOR_OUT))
+	f = fopen(monitor_out, "r");
+	if (!f)
 		return -1;
-	for (line = strtok(out, "\n"); line && n < max; line = strtok(NULL, "\n")) {
-		if (sscanf(line, "%31s %31s %u %u %u %u", ev[n].name, ev[n].dev,
-			   &ev[n].qpn, &ev[n].port, &ev[n].err,
-			   &ev[n].quota) == 6)
-			n++;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n'))
+			break;
+		memset(&o, 0, sizeof(o));
+		p = line;
+		if (jobject(&p, &o, "")) {
+			fclose(f);
+			return -1;
+		}
+		memset(&ev[n], 0, sizeof(ev[n]));
+		jtext(&o, "event", ev[n].name, sizeof(ev[n].name));
+		jtext(&o, "dev_name", ev[n].dev, sizeof(ev[n].dev));
+		jtext(&o, "peer_ipv4", ev[n].peer, sizeof(ev[n].peer));
+		ev[n].qpn = jnum(&o, "chan_qpn");
+		ev[n].port = jnum(&o, "peer_port");
+		ev[n].err = jnum(&o, "errno");
+		ev[n].has_err = jget(&o, "errno") != NULL;
+		ev[n].quota = jnum(&o, "chan_quota_chunks");
+		n++;
 	}
+	fclose(f);
 	return n;
 }
 
@@ -815,11 +776,11 @@ static int events_count(const struct event *ev, int n, const char *name,
 	return k;
 }
 
-/* Wait up to 20 s for @want events named @name: the count seen. */
+/* Wait (one wait) for @want events named @name: the count seen. */
 static int events_wait(struct event *ev, int max, int *n, const char *name,
 		       unsigned int quota, int want)
 {
-	long long end = chan_now_ms() + 20000;
+	long long end = chan_now_ms() + wait_ms();
 	int k;
 
 	for (;;) {
@@ -827,61 +788,631 @@ static int events_wait(struct event *ev, int max, int *n, const char *name,
 		k = *n < 0 ? 0 : events_count(ev, *n, name, quota);
 		if (k >= want || chan_now_ms() > end)
 			return k;
-		chan_sleep_ms(50);
+		chan_sleep_ms(20);
 	}
 }
 
+/* ordmactl -j monitor into monitor_out; it dies with this process. */
 static pid_t monitor_start(void)
 {
-	pid_t pid;
+	pid_t parent = getpid(), pid;
+	char dir[PATH_MAX + 8];
 	int fd;
 
-	mkdir("out", 0755);
-	fd = open(MONITOR_OUT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	snprintf(dir, sizeof(dir), "%s/out", repo);
+	mkdir(dir, 0755);
+	fd = open(monitor_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
 	pid = fork();
 	if (!pid) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(126);
 		dup2(fd, 1);
-		execl(CTL, CTL, "monitor", "-j", (char *)NULL);
+		execl(ctl, ctl, "-j", "monitor", (char *)NULL);
 		_exit(127);
 	}
 	close(fd);
 	return pid;
 }
 
-TEST_F_TIMEOUT(nl, monitor_sees_channels_devices_and_settings, 120)
+/*
+ * Wait (one wait) until the monitor has joined: a sysfs write that changes
+ * chan_quota_chunks (62 and 63 in turn) shows as an event; then the quota
+ * goes back to its default and that event is waited for too (a second
+ * wait). 0, or -1 if it never showed.
+ */
+static int monitor_joined(struct event *ev, int max, int *n)
 {
-	static struct event ev[64];
+	long long end = chan_now_ms() + wait_ms();
+	unsigned int q = 63;
+
+	do {
+		if (sysfs_set("chan_quota_chunks", q))
+			return -1;
+		chan_sleep_ms(100);
+		*n = events_read(ev, max);
+		if (*n > 0 && events_count(ev, *n, "pool_changed", q))
+			break;
+		q = q == 63 ? 62 : 63;
+	} while (chan_now_ms() < end);
+	if (*n <= 0 || !events_count(ev, *n, "pool_changed", q))
+		return -1;
+	if (sysfs_set("chan_quota_chunks", DEF_QUOTA))
+		return -1;
+	return events_wait(ev, max, n, "pool_changed", DEF_QUOTA, 1) ? 0 : -1;
+}
+
+static void monitor_stop(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = 0;
+}
+
+/* ---- the fixture of most tests --------------------------------------------- */
+
+FIXTURE(nl) {
+	struct gnl g;
+};
+
+FIXTURE_SETUP(nl)
+{
+	ORDMA_TEST_FILTER();
+	self->g.fd = -1;
+	ASSERT_NE('\0', repo[0]);
+	ASSERT_TRUE(at_defaults());
+	ASSERT_EQ(0, access(ctl, X_OK));
+	ASSERT_EQ(0, gnl_open(&self->g));
+}
+
+FIXTURE_TEARDOWN(nl)
+{
+	if (self->g.fd >= 0)
+		close(self->g.fd);
+	restore_defaults();
+}
+
+/* The values of `ordmactl -j dev show DEV`: one object. */
+static int dev_json(struct jobj *o)
+{
+	static char out[16384];
+
+	if (run(out, sizeof(out), "'%s' -j dev show %s", ctl, CHAN_IBDEV))
+		return -1;
+	return jarray(out, o, 1) == 1 ? 0 : -1;
+}
+
+TEST_F(nl, dev_show_json_equals_sysfs)
+{
+	static struct jobj o;
+	static char out[16384];
+	char sys[128];
+	const struct jkv *kv;
+	unsigned int i;
+
+	/* JSON by another parser than ours, once. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -j dev show %s | python3 -m json.tool >/dev/null",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	ASSERT_EQ(0, dev_json(&o));
+	/* Nothing moves on an idle device: sysfs now has the same values. */
+	for (i = 0; i < ARRAY_SIZE(numeric); i++) {
+		kv = jget(&o, numeric[i]);
+		ASSERT_NE(NULL, kv) TH_LOG("no %s", numeric[i]);
+		EXPECT_FALSE(kv->str || kv->null) TH_LOG("%s", numeric[i]);
+		snprintf(sys, sizeof(sys), "%llu", knob(numeric[i]));
+		EXPECT_STREQ(sys, kv->val) TH_LOG("%s", numeric[i]);
+	}
+	kv = jget(&o, "dev_name");
+	ASSERT_NE(NULL, kv);
+	EXPECT_STREQ(CHAN_IBDEV, kv->val);
+	kv = jget(&o, "port_state");
+	ASSERT_NE(NULL, kv);
+	EXPECT_STREQ("active", kv->val);
+	sysfs_string("mode", sys, sizeof(sys));
+	kv = jget(&o, "mode");
+	ASSERT_NE(NULL, kv);
+	EXPECT_TRUE(kv->str);
+	EXPECT_STREQ(sys, kv->val);
+	/* And nothing else: every key is one of those. */
+	EXPECT_EQ((int)ARRAY_SIZE(numeric) + 3, o.n);
+}
+
+/* Is "NAME  VALUE" a line of ordmactl's plain output @out (one device)? */
+static bool plain_has(const char *out, const char *name, const char *value)
+{
+	char line[160];
+
+	snprintf(line, sizeof(line), "%-20s  %s\n", name, value);
+	return !strncmp(out, line, strlen(line)) ||
+	       (snprintf(line, sizeof(line), "\n%-20s  %s\n", name, value) > 0 &&
+		strstr(out, line));
+}
+
+TEST_F(nl, dev_show_plain_names_the_same_values)
+{
+	static char out[16384];
+	char want[128];
+	unsigned int i;
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' dev show %s", ctl, CHAN_IBDEV));
+	for (i = 0; i < ARRAY_SIZE(numeric); i++) {
+		unsigned long long v = knob(numeric[i]);
+
+		if (is_size(numeric[i]))
+			human(want, sizeof(want), v);
+		else
+			snprintf(want, sizeof(want), "%llu", v);
+		EXPECT_TRUE(plain_has(out, numeric[i], want))
+			TH_LOG("no %s %s in:\n%s", numeric[i], want, out);
+	}
+	EXPECT_TRUE(plain_has(out, "dev_name", CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_EQ(0, strncmp(out, "dev_name", 8));
+	EXPECT_TRUE(plain_has(out, "port_state", "active"));
+	EXPECT_TRUE(plain_has(out, "pool_bytes", "16 MiB"));
+	EXPECT_TRUE(plain_has(out, "mode", "auto"));
+}
+
+TEST_F(nl, dumps_list_rxe0_once)
+{
+	static struct jobj o[16];
+	static char out[65536];
+	const struct jobj *d;
+	struct gnl *g = &self->g;
+	struct req r;
+	int n;
+
+	/* rxe0 appears exactly once among whatever devices there are. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -j dev show", ctl));
+	n = jarray(out, o, ARRAY_SIZE(o));
+	ASSERT_LE(1, n) TH_LOG("%s", out);
+	d = jdev(o, n, CHAN_IBDEV);
+	ASSERT_NE(NULL, d);
+	EXPECT_NE(NULL, jget(d, "model_wr_ns"));
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -p pool show", ctl));
+	n = jarray(out, o, ARRAY_SIZE(o));
+	ASSERT_LE(1, n) TH_LOG("%s", out);
+	d = jdev(o, n, CHAN_IBDEV);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(DEF_QUOTA, jnum(d, "chan_quota_chunks"));
+	EXPECT_EQ(NULL, jget(d, "bytes_tx"));
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -j stats show", ctl));
+	n = jarray(out, o, ARRAY_SIZE(o));
+	ASSERT_LE(1, n) TH_LOG("%s", out);
+	d = jdev(o, n, CHAN_IBDEV);
+	ASSERT_NE(NULL, d);
+	EXPECT_NE(NULL, jget(d, "ops"));
+	EXPECT_EQ(NULL, jget(d, "pool_bytes"));
+
+	/* A dump by name lists that device alone, or nothing. */
+	req_init(&r, g->family, ORDMA_NL_CMD_DEV_GET, NLM_F_DUMP);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	EXPECT_EQ(0, gnl_xfer(g, &r));
+	EXPECT_EQ(1, g->replies);
+	EXPECT_STREQ(CHAN_IBDEV, reply_str(g, ORDMA_NL_A_DEV_NAME));
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_GET, NLM_F_DUMP);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, "nodev0");
+	EXPECT_EQ(0, gnl_xfer(g, &r));
+	EXPECT_EQ(0, g->replies);
+}
+
+/* A connect, a transfer (CHAN_S) and nothing else that waits. */
+TEST_F_TIMEOUT(nl, transfer_counts_exactly_and_reset_zeroes, CHAN_S + SLACK_S)
+{
+	const size_t len = 300000;
+	static char out[16384];
+	static struct jobj o;
+	struct loop l;
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0ULL, knob("bytes_tx"));
+	ASSERT_EQ(0ULL, knob("bytes_rx"));
+	ASSERT_EQ(0ULL, knob("ops"));
+
+	ASSERT_EQ(0, loop_open(&l));
+	ASSERT_EQ(0, loop_move(&l, len));
+	/* Both ends are on the device: it sent and received every byte once. */
+	EXPECT_EQ((unsigned long long)len, knob("bytes_tx"));
+	EXPECT_EQ((unsigned long long)len, knob("bytes_rx"));
+	EXPECT_EQ(2ULL, knob("ops"));
+	EXPECT_EQ(2ULL, knob("channels"));
+	ASSERT_EQ(0, dev_json(&o));
+	EXPECT_EQ((unsigned int)len, jnum(&o, "bytes_tx"));
+	EXPECT_EQ((unsigned int)len, jnum(&o, "bytes_rx"));
+
+	/* Counters to 0, the gauges stay: the channel is still open. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV));
+	EXPECT_EQ(0ULL, knob("bytes_tx"));
+	EXPECT_EQ(0ULL, knob("bytes_rx"));
+	EXPECT_EQ(0ULL, knob("ops"));
+	EXPECT_EQ(0ULL, knob("bytes_copied") + knob("bytes_zerocopy"));
+	EXPECT_EQ(0ULL, knob("alloc_waits"));
+	EXPECT_EQ(2ULL, knob("channels"));
+	EXPECT_LE(knob("chunks_held"), knob("high_water"));
+
+	/* A chunk size change while chunks are held: EBUSY, nothing moves. */
+	EXPECT_LT(0ULL, knob("chunks_held"));
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' pool set %s chunk_bytes 131072",
+			 ctl, CHAN_IBDEV));
+	EXPECT_STREQ("ordmactl: pool set: chunk_bytes: chunks are held by channels: Device or resource busy\n",
+		     out);
+	/* With a pool size too: one step, so the pool size stays as well. */
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' pool set %s pool_bytes 33554432 chunk_bytes 131072 chan_quota_chunks 8",
+			 ctl, CHAN_IBDEV));
+	EXPECT_STREQ("ordmactl: pool set: chunk_bytes: chunks are held by channels: Device or resource busy\n",
+		     out);
+	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
+	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
+	EXPECT_EQ(DEF_QUOTA, knob("chan_quota_chunks"));
+	EXPECT_EQ(DEF_POOL / DEF_CHUNK, knob("chunks_total"));
+
+	close(l.fd);
+}
+
+TEST_F(nl, pool_set_changes_through_the_setters)
+{
 	static char out[4096];
-	int n, i, up_active = -1, up_passive = -1;
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 32",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_STREQ("", out);
+	EXPECT_EQ(32ULL, knob("chan_quota_chunks"));
+
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s user_quota_chunks 100 mode copy progress_timeout_ms 1000",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(100ULL, knob("user_quota_chunks"));
+	EXPECT_EQ(1000ULL, knob("progress_timeout_ms"));
+	EXPECT_EQ(0, ordma_sh("grep -qx copy " CHAN_SYSFS "mode"));
+
+	/* Chunk and pool size together, in one step, either order given. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chunk_bytes 1048576 pool_bytes 33554432",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(1048576ULL, knob("chunk_bytes"));
+	EXPECT_EQ(33554432ULL, knob("pool_bytes"));
+	EXPECT_EQ(32ULL, knob("chunks_total"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s pool_bytes 65536 chunk_bytes 65536",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(1ULL, knob("chunks_total"));
+	/* Chunks larger than the pool is now, with the pool to hold them. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chunk_bytes 131072 pool_bytes 262144",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_EQ(131072ULL, knob("chunk_bytes"));
+	EXPECT_EQ(262144ULL, knob("pool_bytes"));
+	EXPECT_EQ(2ULL, knob("chunks_total"));
+
+	/* Back to the defaults, through netlink too. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s pool_bytes 16777216 chunk_bytes 65536 chan_quota_chunks 64 user_quota_chunks 192 mode auto progress_timeout_ms 30000",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_TRUE(at_defaults());
+	EXPECT_EQ(DEF_POOL / DEF_CHUNK, knob("chunks_total"));
+}
+
+/* The command line is checked before the kernel is asked anything. */
+TEST_F(nl, ordmactl_usage_errors)
+{
+	static char out[4096];
+
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' -p monitor", ctl));
+	EXPECT_STREQ("ordmactl: monitor: -p is not for monitor (one JSON object per line: use -j)\n"
+		     "Try 'ordmactl -h'.\n", out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' monitor -j", ctl));
+	EXPECT_STREQ("ordmactl: monitor: too many arguments\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' dev show %s extra", ctl,
+			 CHAN_IBDEV));
+	EXPECT_STREQ("ordmactl: dev show: too many arguments\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' stats show %0100d", ctl, 0));
+	EXPECT_NE(NULL, strstr(out, "is longer than 63 bytes")) TH_LOG("%s", out);
+	/* "--" ends the options. */
+	EXPECT_EQ(0, run(out, sizeof(out), "'%s' -j -- pool show %s", ctl,
+			 CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_EQ('[', out[0]);
+	/* The usage error comes first, the missing device never asked for. */
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' pool set nodev0 chan_quota_chunks lots",
+			 ctl));
+}
+
+/* A bad POOL_SET through ordmactl: its exit status and all it says. */
+FIXTURE(bad_set) {
+	int unused;
+};
+
+FIXTURE_VARIANT(bad_set) {
+	const char *dev;	/* NULL: CHAN_IBDEV */
+	const char *args;
+	int status;
+	const char *says;	/* stderr after "ordmactl: " */
+};
+
+FIXTURE_SETUP(bad_set)
+{
+	ORDMA_TEST_FILTER();
+	ASSERT_NE('\0', repo[0]);
+	ASSERT_TRUE(at_defaults());
+	/* Not a default, so that a value put back is seen as such. */
+	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", 32));
+}
+
+FIXTURE_TEARDOWN(bad_set)
+{
+	restore_defaults();
+}
+
+#define BAD_SET(_name, _dev, _args, _status, _says)		\
+	FIXTURE_VARIANT_ADD(bad_set, _name) {			\
+		.dev = _dev,					\
+		.args = _args,					\
+		.status = _status,				\
+		.says = _says,					\
+	}
+
+#define ERANGE_TEXT	"Numerical result out of range"
+#define USAGE		"\nTry 'ordmactl -h'."
+
+BAD_SET(quota_zero, NULL, "chan_quota_chunks 0", 1,
+	"pool set: chan_quota_chunks: integer out of range: from 1 to 65536: " ERANGE_TEXT);
+BAD_SET(quota_huge, NULL, "chan_quota_chunks 65537", 1,
+	"pool set: chan_quota_chunks: integer out of range: from 1 to 65536: " ERANGE_TEXT);
+BAD_SET(quota_beyond_u32, NULL, "chan_quota_chunks 4294967296", 2,
+	"pool set: '4294967296' is not a number from 0 to 4294967295 (chan_quota_chunks)" USAGE);
+BAD_SET(quota_not_a_number, NULL, "chan_quota_chunks lots", 2,
+	"pool set: 'lots' is not a number from 0 to 4294967295 (chan_quota_chunks)" USAGE);
+BAD_SET(quota_negative, NULL, "chan_quota_chunks -1", 2,
+	"pool set: '-1' is not a number from 0 to 4294967295 (chan_quota_chunks)" USAGE);
+BAD_SET(unknown_key, NULL, "quota 16", 2,
+	"pool set: unknown setting 'quota'" USAGE);
+BAD_SET(no_value, NULL, "chan_quota_chunks", 2,
+	"pool set: no value for 'chan_quota_chunks'" USAGE);
+BAD_SET(twice, NULL, "chan_quota_chunks 16 chan_quota_chunks 8", 2,
+	"pool set: 'chan_quota_chunks' given twice" USAGE);
+BAD_SET(nothing, NULL, "", 2,
+	"pool set " CHAN_IBDEV ": no KEY VALUE given" USAGE);
+BAD_SET(unknown_device, "nodev0", "chan_quota_chunks 16", 1,
+	"pool set: dev_name: no ordma device of that name: No such device");
+BAD_SET(bad_mode, NULL, "mode fast", 2,
+	"pool set: mode 'fast' is not auto, copy, zerocopy or overlap" USAGE);
+BAD_SET(chunk_not_pow2, NULL, "chunk_bytes 5000", 1,
+	"pool set: chunk_bytes: not a power of two: Invalid argument");
+BAD_SET(chunk_too_small, NULL, "chunk_bytes 2048", 1,
+	"pool set: chunk_bytes: integer out of range: from 4096 to 1048576: " ERANGE_TEXT);
+BAD_SET(pool_too_big, NULL, "pool_bytes 1073741825", 1,
+	"pool set: pool_bytes: integer out of range: from 4096 to 1073741824: " ERANGE_TEXT);
+BAD_SET(pool_below_chunk, NULL, "pool_bytes 32768", 1,
+	"pool set: pool_bytes: smaller than chunk_bytes: Invalid argument");
+BAD_SET(progress_short, NULL, "progress_timeout_ms 99", 1,
+	"pool set: progress_timeout_ms: integer out of range: from 100 to 3600000: " ERANGE_TEXT);
+/* Checked before any is applied: the good quota is not applied either. */
+BAD_SET(one_bad_of_two, NULL, "chan_quota_chunks 16 user_quota_chunks 0", 1,
+	"pool set: user_quota_chunks: integer out of range: from 1 to 65536: " ERANGE_TEXT);
+BAD_SET(chunk_above_new_pool, NULL,
+	"chan_quota_chunks 16 chunk_bytes 131072 pool_bytes 65536", 1,
+	"pool set: pool_bytes: smaller than chunk_bytes: Invalid argument");
+
+TEST_F(bad_set, refused_and_unchanged)
+{
+	static char out[4096], want[512];
+
+	EXPECT_EQ(variant->status,
+		  run(out, sizeof(out), "'%s' pool set %s %s", ctl,
+		      variant->dev ? variant->dev : CHAN_IBDEV, variant->args));
+	snprintf(want, sizeof(want), "ordmactl: %s\n", variant->says);
+	EXPECT_STREQ(want, out);
+	EXPECT_EQ(32ULL, knob("chan_quota_chunks"));
+	EXPECT_EQ(DEF_USER_QUOTA, knob("user_quota_chunks"));
+	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
+	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
+	EXPECT_EQ(DEF_PROGRESS, knob("progress_timeout_ms"));
+	EXPECT_EQ(0, ordma_sh("grep -qx auto " CHAN_SYSFS "mode"));
+}
+
+/* The kernel's own answers: errno, message, attribute and range. */
+TEST_F(nl, kernel_refusals_name_the_attribute)
+{
+	struct gnl *g = &self->g;
+	struct req r;
+
+	/* Out of a static range: the policy's ERANGE and its bounds. */
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS, 0);
+	EXPECT_EQ(-ERANGE, gnl_xfer(g, &r));
+	EXPECT_STREQ("integer out of range", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_CHAN_QUOTA_CHUNKS, gnl_offs_type(g, &r));
+	EXPECT_TRUE(g->range);
+	EXPECT_EQ(1U, g->min);
+	EXPECT_EQ(65536U, g->max);
+
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_MODE, ORDMA_NL_MODE_OVERLAP + 1);
+	EXPECT_EQ(-ERANGE, gnl_xfer(g, &r));
+	EXPECT_EQ(ORDMA_NL_A_MODE, gnl_offs_type(g, &r));
+	EXPECT_TRUE(g->range);
+	EXPECT_EQ(0U, g->min);
+	EXPECT_EQ((uint64_t)ORDMA_NL_MODE_OVERLAP, g->max);
+
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_PROGRESS_TIMEOUT_MS, 3600001);
+	EXPECT_EQ(-ERANGE, gnl_xfer(g, &r));
+	EXPECT_EQ(100U, g->min);
+	EXPECT_EQ(3600000U, g->max);
+
+	/* Against another value: ordma's EINVAL, the attribute at fault. */
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_CHUNK_BYTES, 5000);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("not a power of two", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_CHUNK_BYTES, gnl_offs_type(g, &r));
+
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u64(&r, ORDMA_NL_A_POOL_BYTES, 8192);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("smaller than chunk_bytes", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_POOL_BYTES, gnl_offs_type(g, &r));
+
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("no setting given", g->msg);
+
+	req_init(&r, g->family, ORDMA_NL_CMD_DEV_GET, 0);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("dev_name missing: name the device", g->msg);
+
+	req_init(&r, g->family, ORDMA_NL_CMD_STATS_RESET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, "nodev0");
+	EXPECT_EQ(-ENODEV, gnl_xfer(g, &r));
+	EXPECT_STREQ("no ordma device of that name", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_DEV_NAME, gnl_offs_type(g, &r));
+
+	/* A gauge is not a setting. */
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_CHUNKS_TOTAL, 1);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("Unsupported attribute", g->msg);
+
+	/* Notifications are not commands. */
+	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_UP, 0);
+	EXPECT_EQ(-EOPNOTSUPP, gnl_xfer(g, &r));
+
+	EXPECT_EQ(0, dev_get(g));
+	EXPECT_TRUE(at_defaults());
+}
+
+/*
+ * As nobody: reading works; changing is EPERM; joining the events group
+ * is EPERM (NETLINK_ADD_MEMBERSHIP fails, nothing is received), through
+ * ordmactl too.
+ */
+TEST_F(nl, nobody_reads_but_does_not_change_or_listen)
+{
+	uint32_t grp = self->g.events_grp;
+	static char out[4096];
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct gnl g;
+		struct req r;
+		int bad = 0;
+
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) || gnl_open(&g))
+			_exit(100);
+		if (dev_get(&g))
+			bad |= 1;
+		req_init(&r, g.family, ORDMA_NL_CMD_POOL_SET, 0);
+		req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+		req_put_u32(&r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS, 8);
+		if (gnl_xfer(&g, &r) != -EPERM)
+			bad |= 2;
+		req_init(&r, g.family, ORDMA_NL_CMD_STATS_RESET, 0);
+		req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+		if (gnl_xfer(&g, &r) != -EPERM)
+			bad |= 4;
+		if (g.events_grp != grp ||
+		    setsockopt(g.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
+			       &grp, sizeof(grp)) != -1 || errno != EPERM)
+			bad |= 8;
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+
+#define NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
+	EXPECT_EQ(0, run(out, sizeof(out), NOBODY "'%s' -j dev show %s | python3 -m json.tool >/dev/null",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_EQ(1, run(out, sizeof(out), NOBODY "'%s' pool set %s chan_quota_chunks 8",
+			 ctl, CHAN_IBDEV));
+	EXPECT_STREQ("ordmactl: pool set: Operation not permitted\n", out);
+	EXPECT_EQ(1, run(out, sizeof(out), NOBODY "'%s' stats reset %s", ctl,
+			 CHAN_IBDEV));
+	EXPECT_STREQ("ordmactl: stats reset: Operation not permitted\n", out);
+	/* Refused at once: a monitor that joined would be killed at 10 s. */
+	EXPECT_EQ(1, run(out, sizeof(out), "timeout -s KILL 10 " NOBODY "'%s' -j monitor",
+			 ctl));
+	EXPECT_STREQ("ordmactl: monitor: cannot join group \"events\": Operation not permitted\n",
+		     out);
+	EXPECT_EQ(DEF_QUOTA, knob("chan_quota_chunks"));
+}
+
+/* ---- the events group ---------------------------------------------------- */
+
+FIXTURE(nl_events) {
+	pid_t monitor;
+};
+
+FIXTURE_SETUP(nl_events)
+{
+	ORDMA_TEST_FILTER();
+	self->monitor = 0;
+	ASSERT_NE('\0', repo[0]);
+	ASSERT_TRUE(at_defaults());
+	ASSERT_EQ(0, access(ctl, X_OK));
+}
+
+FIXTURE_TEARDOWN(nl_events)
+{
+	monitor_stop(&self->monitor);
+	restore_defaults();
+}
+
+/* The index of the first event named @name with @qpn, or -1. */
+static int event_index(const struct event *ev, int n, const char *name,
+		       unsigned int qpn)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(ev[i].name, name) && ev[i].qpn == qpn)
+			return i;
+	return -1;
+}
+
+/*
+ * Waits: the monitor's join (2), both chan_up, the passive end's
+ * disconnect, both chan_down, three settings (9), a channel (CHAN_S) and a
+ * connect refused (CHAN_S).
+ */
+TEST_F_TIMEOUT(nl_events, channels_and_settings,
+	       9 * WAIT_MAX_S + 2 * CHAN_S + SLACK_S)
+{
+	static struct event ev[128];
+	static char out[4096];
+	int n, i, n0, up_active = -1, up_passive = -1, up, down, fd;
 	struct ordma_chan_info ci;
 	long long end;
 	struct loop l;
+	__u32 id;
 	int st;
 
 	self->monitor = monitor_start();
 	ASSERT_LT(0, self->monitor);
-	/* It has joined once a setting written after its start shows. */
-	end = chan_now_ms() + 20000;
-	do {
-		ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-				 " chan_quota_chunks 64"));
-		chan_sleep_ms(100);
-		n = events_read(ev, 64);
-	} while ((n <= 0 || !events_count(ev, n, "pool_changed", 64)) &&
-		 chan_now_ms() < end);
-	ASSERT_LT(0, events_count(ev, n, "pool_changed", 64));
+	ASSERT_EQ(0, monitor_joined(ev, ARRAY_SIZE(ev), &n));
 
-	/* A channel: both ends come up, both go down. */
+	/* A channel: both ends come up, once each. */
 	ASSERT_EQ(0, loop_open(&l));
-	ASSERT_EQ(2, events_wait(ev, 64, &n, "chan_up", 0, 2));
+	ASSERT_EQ(2, events_wait(ev, ARRAY_SIZE(ev), &n, "chan_up", 0, 2));
 	for (i = 0; i < n; i++) {
 		if (strcmp(ev[i].name, "chan_up"))
 			continue;
 		EXPECT_STREQ(CHAN_IBDEV, ev[i].dev);
+		EXPECT_STREQ(CHAN_IP4, ev[i].peer);
 		EXPECT_NE(0U, ev[i].qpn);
-		EXPECT_EQ(0U, ev[i].err);
+		EXPECT_FALSE(ev[i].has_err);
 		if (ev[i].port == l.port)
 			up_active = i;
 		else
@@ -891,9 +1422,9 @@ TEST_F_TIMEOUT(nl, monitor_sees_channels_devices_and_settings, 120)
 	ASSERT_LE(0, up_passive);
 	EXPECT_NE(ev[up_active].qpn, ev[up_passive].qpn);
 
+	/* Both go down, each after its own chan_up and once. */
 	ASSERT_EQ(0, chan_close(l.fd, l.active));
-	/* The passive end learns its peer left before it is closed. */
-	end = chan_now_ms() + 20000;
+	end = chan_now_ms() + wait_ms();
 	do {
 		ASSERT_EQ(0, chan_info(l.fd, l.passive, &ci));
 		if (ci.out_state == ORDMA_CHAN_DISCONNECTED)
@@ -903,11 +1434,18 @@ TEST_F_TIMEOUT(nl, monitor_sees_channels_devices_and_settings, 120)
 	ASSERT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
 	ASSERT_EQ(0, chan_close(l.fd, l.passive));
 	close(l.fd);
-	ASSERT_EQ(2, events_wait(ev, 64, &n, "chan_down", 0, 2));
+	ASSERT_EQ(2, events_wait(ev, ARRAY_SIZE(ev), &n, "chan_down", 0, 2));
 	for (i = 0; i < n; i++) {
 		if (strcmp(ev[i].name, "chan_down"))
 			continue;
 		EXPECT_STREQ(CHAN_IBDEV, ev[i].dev);
+		EXPECT_TRUE(ev[i].has_err);
+		up = event_index(ev, n, "chan_up", ev[i].qpn);
+		down = event_index(ev, n, "chan_down", ev[i].qpn);
+		EXPECT_LE(0, up) TH_LOG("chan_down of qpn %u without chan_up",
+					ev[i].qpn);
+		EXPECT_LT(up, down);
+		EXPECT_EQ(i, down) TH_LOG("two chan_down of qpn %u", ev[i].qpn);
 		if (ev[i].qpn == ev[up_active].qpn) {
 			/* Closed by its owner. */
 			EXPECT_EQ(l.port, ev[i].port);
@@ -919,37 +1457,174 @@ TEST_F_TIMEOUT(nl, monitor_sees_channels_devices_and_settings, 120)
 		}
 	}
 
-	/* The device goes and comes back. */
-	ASSERT_EQ(0, ordma_sh("rdma link del " CHAN_IBDEV));
-	EXPECT_EQ(1, events_wait(ev, 64, &n, "dev_del", 0, 1));
-	ASSERT_EQ(0, ordma_sh("rdma link add " CHAN_IBDEV " type rxe netdev ordma0"));
-	EXPECT_EQ(1, events_wait(ev, 64, &n, "dev_add", 0, 1));
-	for (i = 0; i < n; i++)
-		if (!strncmp(ev[i].name, "dev_", 4))
-			EXPECT_STREQ(CHAN_IBDEV, ev[i].dev);
-
 	/* A change through netlink, and one through sysfs. */
-	ASSERT_EQ(0, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chan_quota_chunks 33"));
-	EXPECT_EQ(1, events_wait(ev, 64, &n, "pool_changed", 33, 1));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 33",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 33, 1));
 	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", 34));
-	EXPECT_EQ(1, events_wait(ev, 64, &n, "pool_changed", 34, 1));
-	/* A refused change tells nobody. */
-	EXPECT_EQ(1, run(out, sizeof(out), CTL " pool set " CHAN_IBDEV
-			 " chan_quota_chunks 0"));
+	ASSERT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 34, 1));
+	n0 = n;
+
+	/*
+	 * Refused, and values as they are (a pool size that rounds down to
+	 * the one it has too): nobody is told. The next change's event must
+	 * be the very next one.
+	 */
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 0",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' pool set %s chunk_bytes 5000",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 34 mode auto",
+			 ctl, CHAN_IBDEV));
+	EXPECT_EQ(0, sysfs_set("chan_quota_chunks", 34));
+	EXPECT_EQ(0, sysfs_set("pool_bytes", DEF_POOL + 1));
+	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
+	/* A connect that fails never came up: neither chan_up nor chan_down. */
+	fd = chan_open();
+	ASSERT_LE(0, fd);
+	EXPECT_NE(0, chan_connect(fd, AF_INET, CHAN_PORT_UNUSED, &id));
+	close(fd);
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 35",
+			 ctl, CHAN_IBDEV));
+	ASSERT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 35, 1));
+	ASSERT_LT(n0, n);
+	EXPECT_STREQ("pool_changed", ev[n0].name);
+	EXPECT_EQ(35U, ev[n0].quota);
 
 	kill(self->monitor, SIGTERM);
 	ASSERT_EQ(self->monitor, waitpid(self->monitor, &st, 0));
 	self->monitor = 0;
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(0, WEXITSTATUS(st));
-	n = events_read(ev, 64);
-	EXPECT_EQ(0, events_count(ev, n, "pool_changed", 0) -
-		     events_count(ev, n, "pool_changed", 64) -
-		     events_count(ev, n, "pool_changed", 33) -
-		     events_count(ev, n, "pool_changed", 34));
+	n = events_read(ev, ARRAY_SIZE(ev));
+	EXPECT_EQ(n0 + 1, n);
 	EXPECT_EQ(2, events_count(ev, n, "chan_up", 0));
 	EXPECT_EQ(2, events_count(ev, n, "chan_down", 0));
+}
+
+/* ---- devices that go and come back ----------------------------------------- */
+
+#define IB_DIR		"/sys/class/infiniband/" CHAN_IBDEV
+
+FIXTURE(nl_link) {
+	pid_t monitor;
+	char netdev[64];
+	int gids;
+};
+
+/* GIDs of the device's first port that are not all zero. */
+static int gids_set(void)
+{
+	char path[128], buf[64];
+	int i, n = 0;
+	FILE *f;
+
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), IB_DIR "/ports/1/gids/%d", i);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fgets(buf, sizeof(buf), f) &&
+		    strspn(buf, "0:\n") != strlen(buf))
+			n++;
+		fclose(f);
+	}
+	return n;
+}
+
+static bool port_active(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen(IB_DIR "/ports/1/state", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strstr(buf, "ACTIVE") != NULL;
+}
+
+/* One wait for the device to be back as before: port up, GIDs, ordma. */
+static bool link_ready(int gids)
+{
+	long long end = chan_now_ms() + wait_ms();
+
+	do {
+		if (port_active() && gids_set() >= gids &&
+		    !access(CHAN_SYSFS "pool_bytes", R_OK))
+			return true;
+		chan_sleep_ms(50);
+	} while (chan_now_ms() < end);
+	return false;
+}
+
+FIXTURE_SETUP(nl_link)
+{
+	static char out[4096];
+	const char *p;
+
+	ORDMA_TEST_FILTER();
+	self->monitor = 0;
+	self->netdev[0] = '\0';
+	ASSERT_NE('\0', repo[0]);
+	ASSERT_TRUE(at_defaults());
+	ASSERT_EQ(0, access(ctl, X_OK));
+	/* What to put rxe0 back on, and how many GIDs it has. */
+	ASSERT_EQ(0, run(out, sizeof(out), "rdma link show %s/1", CHAN_IBDEV));
+	p = strstr(out, " netdev ");
+	ASSERT_NE(NULL, p) TH_LOG("%s", out);
+	ASSERT_EQ(1, sscanf(p, " netdev %63s", self->netdev));
+	ASSERT_TRUE(port_active());
+	self->gids = gids_set();
+	ASSERT_LT(0, self->gids);
+}
+
+FIXTURE_TEARDOWN(nl_link)
+{
+	monitor_stop(&self->monitor);
+	if (self->netdev[0] && access(IB_DIR, F_OK) &&
+	    ordma_sh("rdma link add %s type rxe netdev %s", CHAN_IBDEV,
+		     self->netdev))
+		TH_LOG("cannot add %s on %s again", CHAN_IBDEV, self->netdev);
+	/* Later tests (and test binaries) need it whole. */
+	if (self->netdev[0] && !link_ready(self->gids))
+		TH_LOG("%s is not back: port %s, %d of %d GIDs", CHAN_IBDEV,
+		       port_active() ? "active" : "not active", gids_set(),
+		       self->gids);
+	restore_defaults();
+}
+
+/* Waits: the monitor's join (2), dev_del, dev_add, the device (5), and
+ * the teardown's wait for it (6).
+ */
+TEST_F_TIMEOUT(nl_link, devices_come_and_go, 6 * WAIT_MAX_S + SLACK_S)
+{
+	static struct event ev[64];
+	int n, i, del = -1, add = -1;
+
+	self->monitor = monitor_start();
+	ASSERT_LT(0, self->monitor);
+	ASSERT_EQ(0, monitor_joined(ev, ARRAY_SIZE(ev), &n));
+
+	ASSERT_EQ(0, ordma_sh("rdma link del %s", CHAN_IBDEV));
+	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "dev_del", 0, 1));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type rxe netdev %s",
+			      CHAN_IBDEV, self->netdev));
+	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "dev_add", 0, 1));
+	for (i = 0; i < n; i++) {
+		if (!strcmp(ev[i].name, "dev_del"))
+			del = i;
+		if (!strcmp(ev[i].name, "dev_add"))
+			add = i;
+		if (!strncmp(ev[i].name, "dev_", 4))
+			EXPECT_STREQ(CHAN_IBDEV, ev[i].dev);
+	}
+	EXPECT_LE(0, del);
+	EXPECT_LT(del, add);
+	/* A new context: the defaults again. */
+	ASSERT_TRUE(link_ready(self->gids));
+	EXPECT_TRUE(at_defaults());
 }
 
 /* ---- a seeded fuzz of malformed requests ----------------------------------- */
@@ -977,12 +1652,12 @@ enum fuzz_kind {
 	FUZZ_UNKNOWN_ATTR,	/* a type the command's policy has not */
 	FUZZ_BAD_INT_LEN,	/* a u32 or u64 setting of another size */
 	FUZZ_NESTED_GARBAGE,	/* NLA_F_NESTED on a string, junk inside */
-	FUZZ_LONG_STRING,	/* a name or mode past its length, no NUL */
+	FUZZ_LONG_STRING,	/* a name past its length, or a string mode */
 	FUZZ_NO_NUL,		/* a name without its NUL */
 	FUZZ_NO_NAME,		/* no device name: EINVAL */
 	FUZZ_NO_DEVICE,		/* a name nobody has: ENODEV */
 	FUZZ_BAD_HEADER,	/* reserved byte, flags, short header */
-	FUZZ_BAD_VALUE,		/* POOL_SET rxe0 with a value out of range */
+	FUZZ_BAD_VALUE,		/* POOL_SET of a value out of range */
 	FUZZ_RANDOM_ATTRS,	/* random bytes as attributes */
 	FUZZ_NR,
 };
@@ -1000,6 +1675,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 			 cmd == ORDMA_NL_CMD_POOL_GET) && rng() % 2 ? NLM_F_DUMP : 0;
 	char junk[512];
 	unsigned int i, len;
+	uint32_t v;
 
 	for (i = 0; i < sizeof(junk); i++)
 		junk[i] = 'a' + rng() % 26;
@@ -1015,9 +1691,10 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 		return -EOPNOTSUPP;
 	case FUZZ_TRUNCATED_ATTR:
 		req_init(r, g->family, cmd, dump);
-		/* Past the 12 bytes the attribute takes. */
-		req_put_raw(r, ORDMA_NL_A_DEV_NAME, NLA_HDRLEN + 9 + rng() % 200,
-			    "rxe0", 5);
+		/* Past the bytes the attribute takes. */
+		req_put_raw(r, ORDMA_NL_A_DEV_NAME,
+			    NLA_HDRLEN + strlen(CHAN_IBDEV) + 5 + rng() % 200,
+			    CHAN_IBDEV, strlen(CHAN_IBDEV) + 1);
 		return -EINVAL;
 	case FUZZ_TRAILING_BYTES:
 		req_init(r, g->family, cmd, dump);
@@ -1048,7 +1725,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 		if (rng() % 2)
 			req_put(r, ORDMA_NL_A_POOL_BYTES, junk, len == 8 ? 4 : len);
 		else
-			req_put(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS + rng() % 2, junk,
+			req_put(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS + rng() % 3, junk,
 				len == 4 ? 2 : len);
 		return -EINVAL;
 	case FUZZ_NESTED_GARBAGE:
@@ -1063,9 +1740,10 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 			junk[len] = '\0';
 			req_put(r, ORDMA_NL_A_DEV_NAME, junk, len + 1);
 		} else {
+			/* The mode is a u32: a name is the wrong size. */
 			req_init(r, g->family, cmd, 0);
 			req_put_str(r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-			len = 16 + rng() % 100;
+			len = 5 + rng() % 100;
 			junk[len] = '\0';
 			req_put(r, ORDMA_NL_A_MODE, junk, len + 1);
 		}
@@ -1106,29 +1784,34 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 	case FUZZ_BAD_VALUE:
 		req_init(r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
 		req_put_str(r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-		switch (rng() % 5) {
+		switch (rng() % 6) {
 		case 0:
-			req_put_u32(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS,
+			req_put_u32(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS + rng() % 2,
 				    rng() % 2 ? 0 : 65537 + rng() % 1000000);
-			break;
+			return -ERANGE;
 		case 1:
-			req_put_u32(r, ORDMA_NL_A_CHUNK_BYTES,
-				    (1U << (rng() % 32)) + 1 + rng() % 3);
-			break;
+			/* Never a power of two from 4096 on. */
+			v = (1U << (rng() % 32)) + 1 + rng() % 3;
+			req_put_u32(r, ORDMA_NL_A_CHUNK_BYTES, v);
+			return v < 4096 || v > (1U << 20) ? -ERANGE : -EINVAL;
 		case 2:
-			req_put_str(r, ORDMA_NL_A_MODE, rng() % 2 ? "" : "fast");
-			break;
+			req_put_u32(r, ORDMA_NL_A_MODE,
+				    ORDMA_NL_MODE_OVERLAP + 1 + rng() % 1000);
+			return -ERANGE;
 		case 3:
-			req_put_u32(r, ORDMA_NL_A_PROGRESS_TIMEOUT_MS, rng() % 100);
-			break;
-		default: {
-			uint64_t v = (1ULL << 30) + 1 + rng();
-
-			req_put(r, ORDMA_NL_A_POOL_BYTES, &v, sizeof(v));
-			break;
+			req_put_u32(r, ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
+				    rng() % 2 ? rng() % 100 : 3600001 + rng());
+			return -ERANGE;
+		case 4:
+			req_put_u64(r, ORDMA_NL_A_POOL_BYTES,
+				    (1ULL << 30) + 1 + rng());
+			return -ERANGE;
+		default:
+			/* In range, but below a chunk of the pool. */
+			req_put_u64(r, ORDMA_NL_A_POOL_BYTES,
+				    4096 + rng() % (DEF_CHUNK - 4096));
+			return -EINVAL;
 		}
-		}
-		return -EINVAL;
 	default:
 		req_init(r, g->family, cmd, 0);
 		len = 1 + rng() % 256;
@@ -1142,7 +1825,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 
 TEST_F_TIMEOUT(nl, fuzz_is_refused, 300)
 {
-	unsigned int n = ordma_scaled(2000, 200), i, seed;
+	unsigned int n = ordma_scaled(2000, 200), i, seed = FUZZ_SEED;
 	unsigned int counts[FUZZ_NR] = { 0 };
 	const char *env = getenv("ORDMA_TEST_SEED");
 	struct gnl *g = &self->g;
@@ -1150,8 +1833,10 @@ TEST_F_TIMEOUT(nl, fuzz_is_refused, 300)
 	enum fuzz_kind kind;
 	struct req r;
 
-	seed = env ? strtoul(env, NULL, 0) : (unsigned int)time(NULL);
-	TH_LOG("seed %u (ORDMA_TEST_SEED=%u replays it)", seed, seed);
+	if (env)
+		seed = strtoul(env, NULL, 0);
+	TH_LOG("seed %u (ORDMA_TEST_SEED=%u replays it), %u requests", seed,
+	       seed, n);
 	rng_state = 0x9e3779b97f4a7c15ULL ^ seed;
 	for (i = 0; i < n; i++) {
 		kind = rng() % FUZZ_NR;
@@ -1174,7 +1859,7 @@ TEST_F_TIMEOUT(nl, fuzz_is_refused, 300)
 	for (i = 0; i < FUZZ_NR; i++)
 		EXPECT_LT(0U, counts[i]) TH_LOG("kind %u never drawn", i);
 	/* Still serving, nothing changed. */
-	EXPECT_EQ(0, dev_get_rxe0(g));
+	EXPECT_EQ(0, dev_get(g));
 	EXPECT_TRUE(at_defaults());
 	EXPECT_EQ(DEF_POOL / DEF_CHUNK, knob("chunks_total"));
 }
