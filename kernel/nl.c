@@ -329,7 +329,11 @@ static int ordma_nl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-/* Tell the requester why ordma_knobs_set() refused @bad with @ret. */
+/*
+ * Tell the requester why ordma_knobs_set() refused @bad with @ret; the
+ * attribute of @bad is in the request (ordma_knobs_set() names only a
+ * setting it was given).
+ */
 static void ordma_nl_refused(struct genl_info *info, enum ordma_knob bad,
 			     int ret)
 {
@@ -341,7 +345,7 @@ static void ordma_nl_refused(struct genl_info *info, enum ordma_knob bad,
 	else if (ret == -ENOMEM)
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "out of memory for the new chunks");
-	else if (bad == ORDMA_KNOB_CHUNK_BYTES &&
+	else if (bad == ORDMA_KNOB_CHUNK_BYTES && attr &&
 		 !is_power_of_2(nla_get_u32(attr)))
 		NL_SET_ERR_MSG_ATTR(info->extack, attr, "not a power of two");
 	else if (bad == ORDMA_KNOB_CHUNK_BYTES)
