@@ -926,19 +926,25 @@ static int place_wait_offer(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 	return 0;
 }
 
-static int sysfs_get(const char *attr, unsigned long long *v)
+/* One number from the file @fmt names. */
+static int read_u64(unsigned long long *v, const char *fmt, const char *name)
 {
 	char path[128];
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", attr);
+	snprintf(path, sizeof(path), fmt, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	ret = fscanf(f, "%llu", v) == 1 ? 0 : -1;
 	fclose(f);
 	return ret;
+}
+
+static int sysfs_get(const char *attr, unsigned long long *v)
+{
+	return read_u64(v, "/sys/class/ordma/rxe0/%s", attr);
 }
 
 static int mode_write(const char *mode)
@@ -1963,18 +1969,8 @@ static void *free_watch_run(void *arg)
 /* A counter of rxe0's port 1 (the device's own, beside ours). */
 static int rxe_counter(const char *name, unsigned long long *v)
 {
-	char path[128];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/rxe0/ports/1/hw_counters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ret = fscanf(f, "%llu", v) == 1 ? 0 : -1;
-	fclose(f);
-	return ret;
+	return read_u64(v, "/sys/class/infiniband/rxe0/ports/1/hw_counters/%s",
+			name);
 }
 
 #define PARKED_RNR_MS	81	/* kernel/cm.c ORDMA_PARKED_RNR_TIMER, 81.92 ms */
