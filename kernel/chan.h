@@ -242,6 +242,10 @@ enum ordma_chan_phase {
  * @held: chunks held from the pool (all kinds), and its user's count,
  *	charged by the pool
  * @rx_held: chunks held for receiving (worker)
+ * @rx_extra: of those, past the reserved one, counted in the pool's
+ *	rx_extra (worker)
+ * @rx_uncounted: the channel is dead and flushed: its chunks count no more
+ *	in the pool's rx_extra (worker)
  * @tx_held: chunks held for sending (worker)
  * @rx_posted: receives posted (worker)
  * @tx_posted: sends posted (worker)
@@ -355,6 +359,8 @@ struct ordma_chan {
 
 	struct ordma_hold held;
 	u32 rx_held;			/* run */
+	u32 rx_extra;			/* run */
+	bool rx_uncounted;		/* run */
 	u32 tx_held;			/* run */
 	u32 rx_posted;			/* run */
 	u32 tx_posted;			/* run */

@@ -114,6 +114,7 @@ struct ordma_pool {
 	u64 alloc_waits;		/* lock: gets that found none */
 	u32 quota;			/* lock: chan_quota_chunks */
 	u32 user_quota;			/* lock: user_quota_chunks */
+	atomic_t rx_extra;		/* receive chunks past each reserve */
 };
 
 /**
@@ -163,6 +164,7 @@ void ordma_pool_cancel_wait(struct ordma_pool *pool,
 u32 ordma_pool_quota(struct ordma_pool *pool);
 u32 ordma_pool_target(struct ordma_pool *pool);
 bool ordma_pool_plenty(struct ordma_pool *pool);
+bool ordma_pool_rx_room(struct ordma_pool *pool);
 bool ordma_pool_has_free(struct ordma_pool *pool);
 bool ordma_pool_user_below(struct ordma_pool *pool, struct ordma_hold *held,
 			   u32 div);

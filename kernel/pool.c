@@ -521,6 +521,25 @@ bool ordma_pool_plenty(struct ordma_pool *pool)
 }
 
 /**
+ * ordma_pool_rx_room() - may a receive ring take one more chunk past its
+ *	channel's reserve?
+ * @pool: the pool
+ *
+ * A hint, read without the lock: the receive rings of a device together
+ * hold at most a quarter of the pool past the one chunk each channel
+ * reserved, so rings that grew while few channels were open leave the
+ * reserves of the channels that come after them (@rx_extra, counted by
+ * wr.c).
+ *
+ * Return: true if so.
+ */
+bool ordma_pool_rx_room(struct ordma_pool *pool)
+{
+	return (u32)atomic_read(&pool->rx_extra) <
+	       max(1U, READ_ONCE(pool->target_chunks) / 4);
+}
+
+/**
  * ordma_pool_user_below() - does a holder's user hold less than a part of
  *	its share?
  * @pool: the pool

@@ -103,6 +103,7 @@ void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx)
 		ordma_free_chunks(chan, &chan->rx_msgs);
 	ordma_free_chunks(chan, &chan->remote_reads);
 	ordma_free_chunks(chan, &chan->rx_ring);
+	ordma_rx_uncount(chan);
 	chan->rx_spare = 0;
 	list_for_each_entry_safe(c, ctmp, &chan->ctrl, node)
 		ordma_ctrl_done(chan, c);

@@ -133,6 +133,40 @@ static u32 ordma_rx_target(struct ordma_chan *chan)
 }
 
 /*
+ * @rx_held moves by @d; the chunks past the reserved one are counted in the
+ * pool's rx_extra (ordma_pool_rx_room()) until the channel is flushed.
+ */
+static void ordma_rx_held_add(struct ordma_chan *chan, int d)
+{
+	u32 extra;
+
+	ordma_chan_assert_run(chan);
+	chan->rx_held += d;
+	if (chan->rx_uncounted)
+		return;
+	extra = chan->rx_held > 1 ? chan->rx_held - 1 : 0;
+	atomic_add((int)extra - (int)chan->rx_extra,
+		   &chan->odev->pool.rx_extra);
+	chan->rx_extra = extra;
+}
+
+/**
+ * ordma_rx_uncount() - a dead channel's receive chunks count no more
+ * @chan: the channel, being flushed
+ */
+void ordma_rx_uncount(struct ordma_chan *chan)
+{
+	ordma_chan_assert_run(chan);
+	if (chan->rx_uncounted)
+		return;
+	/* A channel that never had a device never counted anything. */
+	if (chan->rx_extra)
+		atomic_sub(chan->rx_extra, &chan->odev->pool.rx_extra);
+	chan->rx_extra = 0;
+	chan->rx_uncounted = true;
+}
+
+/*
  * A receive chunk is free again: keep it for the ring or give it back. The
  * channel always keeps one (reserved when it was set up), so it can always
  * receive.
@@ -148,7 +182,7 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 		      !ordma_pool_plenty(&chan->odev->pool) ||
 		      !ordma_pool_user_below(&chan->odev->pool, &chan->held,
 					     2)))) {
-		chan->rx_held--;
+		ordma_rx_held_add(chan, -1);
 		ordma_chunk_put(chunk);
 		return;
 	}
@@ -198,16 +232,17 @@ bool ordma_rx_refill(struct ordma_chan *chan)
 				break;
 			if (chan->rx_posted &&
 			    (!ordma_pool_plenty(&chan->odev->pool) ||
+			     !ordma_pool_rx_room(&chan->odev->pool) ||
 			     !ordma_pool_user_below(&chan->odev->pool,
 						    &chan->held, 2)))
 				break;
 			chunk = ordma_xfer_get(chan);
 			if (!chunk)
 				break;
-			chan->rx_held++;
+			ordma_rx_held_add(chan, 1);
 			if (ordma_chunk_room(chunk) < chan->rx_size) {
 				/* chunk_bytes shrank under us: unusable. */
-				chan->rx_held--;
+				ordma_rx_held_add(chan, -1);
 				ordma_chunk_put(chunk);
 				ordma_chan_fail(chan, -ENOBUFS);
 				break;
@@ -512,7 +547,7 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
 	ordma_chan_assert_run(chan);
 	list_for_each_entry_safe(chunk, tmp, q, node) {
 		list_del(&chunk->node);
-		chan->rx_held--;
+		ordma_rx_held_add(chan, -1);
 		ordma_chunk_put(chunk);
 	}
 }

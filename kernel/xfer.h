@@ -87,6 +87,7 @@ bool ordma_rx_write_imm(struct ordma_chan *chan, struct ordma_chunk *chunk);
 bool ordma_rx_notify_rides(struct ordma_chan *chan, struct ordma_chunk *chunk);
 bool ordma_rx_wr_window(struct ordma_chan *chan);
 void ordma_rx_wr_end(struct ordma_chan *chan);
+void ordma_rx_uncount(struct ordma_chan *chan);
 void ordma_rx_wr_revoked(struct ordma_chan *chan);
 void ordma_rx_stand_revoke(struct ordma_chan *chan, bool force);
 void ordma_rx_stand_revoked(struct ordma_chan *chan, u64 token);
