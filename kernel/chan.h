@@ -10,6 +10,9 @@
 #include <linux/workqueue.h>
 #include <linux/timer.h>
 #include <linux/lockdep.h>
+#include <linux/interval_tree.h>
+#include <linux/mmu_notifier.h>
+#include <linux/scatterlist.h>
 #include <rdma/rdma_cm.h>
 
 #include "file.h"
@@ -45,6 +48,10 @@
 #define ORDMA_STAND_MAX_PAGES	16384
 /* Registrations this small measure the fixed cost of one. */
 #define ORDMA_SEG_SMALL_PAGES	4
+/* Cached pinned ranges (pin.c) one source segment is made of, at most. */
+#define ORDMA_SEG_PINS		8
+/* Scatter entries of one send work request, at most (the device may allow fewer). */
+#define ORDMA_TX_SGE		32
 /* Completion queue entries a channel takes from the device's CQ pool: a
  * send may be an RDMA WRITE and a SEND, both completing when flushed; one
  * more each for ib_drain_qp()'s markers.
@@ -58,6 +65,55 @@ enum ordma_seg_state {
 	ORDMA_SEG_USED,
 	ORDMA_SEG_FAILED,
 	ORDMA_SEG_DEREG,
+};
+
+/**
+ * struct ordma_pin - a range of user pages pinned and DMA-mapped (pin.c)
+ * @mni: tells us when the range's mapping changes in any way
+ * @it: its place in the cache's tree, [@start, @start + npages pages - 1]
+ * @cache: the cache it belongs to
+ * @link: idle and live: on the cache's lru; dead and idle: on its dead
+ *	list (cache lock)
+ * @users: segments holding it (cache lock)
+ * @live: in the tree, found by lookups (cache lock); false once
+ *	invalidated, evicted or never cached
+ * @npages: pages pinned
+ * @pages: the pinned pages
+ * @dma: the DMA address of each page
+ * @sgt: the scatter table @dma was mapped from
+ */
+struct ordma_pin {
+	struct mmu_interval_notifier mni;
+	struct interval_tree_node it;
+	struct ordma_pcache *cache;
+	struct list_head link;
+	u32 users;
+	bool live;
+	u32 npages;
+	struct page **pages;
+	dma_addr_t *dma;
+	struct sg_table sgt;
+};
+
+/**
+ * struct ordma_pcache - a channel's cache of pinned source ranges (pin.c)
+ * @lock: protects everything below but @node; taken inside the mm's
+ *	notifier callbacks, so nothing that sleeps runs under it
+ * @tree: live ranges, by user address
+ * @lru: live ranges no segment holds, least recently used first
+ * @dead: ranges to release (unpin, unmap), for @release_work
+ * @release_work: releases @dead (it may sleep: notifiers are removed)
+ * @pages: pages of every range not yet released
+ * @node: on the list of caches the shrinker walks (ordma_pin_caches_lock)
+ */
+struct ordma_pcache {
+	spinlock_t lock;
+	struct rb_root_cached tree;
+	struct list_head lru;
+	struct list_head dead;
+	struct work_struct release_work;
+	u64 pages;
+	struct list_head node;
 };
 
 /**
@@ -82,8 +138,12 @@ enum ordma_seg_state {
  * @state: enum ordma_seg_state; see the top of mr.c for who writes it,
  *	and where it is read without the lock
  * @abandoned: the worker gave it up while it was being registered (lock)
- * @pinned: pages the registration pinned
- * @mr: the registration (lkey for sends; iova ordma_seg_iova(@uaddr))
+ * @pinned: pages the registration pinned, or the pinned ranges hold
+ * @mr: a destination's registration (iova ordma_seg_iova(@uaddr))
+ * @pins: a source's pinned ranges from the channel's cache (pin.c), in
+ *	address order, together covering [@uaddr, @uaddr + @len); sent from
+ *	with the PD's local_dma_lkey
+ * @npins: how many of @pins are held
  * @sends: sends from this segment posted and not completed (worker)
  * @reg_ns: time pinning and registering it took, ns
  * @counted: its hidden time is accounted (worker)
@@ -113,6 +173,8 @@ struct ordma_seg {
 	bool abandoned;			/* chan->lock */
 	u32 pinned;
 	struct ib_mr *mr;
+	struct ordma_pin *pins[ORDMA_SEG_PINS];
+	u8 npins;
 	u32 sends;			/* run */
 	u64 reg_ns;
 	bool counted;			/* run */
@@ -308,6 +370,9 @@ enum ordma_chan_phase {
  * @nsegs: live segments (lock; the worker may peek, see mr.c)
  * @nsegs_max: most live segments, 0 when sends cannot use segments
  * @seg_cap: largest segment one MR maps, bytes
+ * @send_sge: scatter entries a send work request of the QP may have
+ * @tx_sge: where ordma_tx_post() builds a work request's entries
+ * @pcache: pinned source ranges kept for the next sends (pin.c)
  * @pages_pinned, @mrs_live: what the channel's segments hold now (atomic)
  * @write_cqe: completion of the unsignaled RDMA WRITEs, seen only when one
  *	failed
@@ -412,6 +477,9 @@ struct ordma_chan {
 	u32 nsegs;			/* lock */
 	u32 nsegs_max;
 	u64 seg_cap;
+	u32 send_sge;
+	struct ib_sge tx_sge[ORDMA_TX_SGE];	/* run */
+	struct ordma_pcache pcache;
 	atomic64_t pages_pinned;
 	atomic_t mrs_live;
 
@@ -500,5 +568,19 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
+
+/* pin.c */
+int ordma_memlock_charge(struct ordma_file *ofile, u32 npages);
+void ordma_memlock_uncharge(struct ordma_file *ofile, u32 npages);
+void ordma_pin_init(struct ordma_chan *chan);
+void ordma_pin_flush(struct ordma_chan *chan);
+int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
+		  struct ordma_pin **pins, u8 *npins, u32 *pinned);
+void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin);
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len);
+u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge);
+int ordma_pin_module_init(void);
+void ordma_pin_module_exit(void);
 
 #endif /* _ORDMA_CHAN_H */

@@ -176,8 +176,12 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	/* One more of each for ib_drain_qp()'s marker. */
 	attr.cap.max_send_wr = 2 * ORDMA_TX_DEPTH + 1;
 	attr.cap.max_recv_wr = ORDMA_RX_DEPTH + 1;
-	/* A header from a chunk and a payload from a registered segment. */
-	attr.cap.max_send_sge = min(2, cm_id->device->attrs.max_send_sge);
+	/*
+	 * A header from a chunk, and a payload from a chunk or from pinned
+	 * user pages, one entry for each run of contiguous pages.
+	 */
+	attr.cap.max_send_sge = min(ORDMA_TX_SGE,
+				    cm_id->device->attrs.max_send_sge);
 	attr.cap.max_recv_sge = 1;
 	/* A placed send's RDMA WRITE completes with the send after it. */
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -186,6 +190,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	if (ret)
 		return ret;
 	chan->qp = cm_id->qp;
+	chan->send_sge = min_t(u32, attr.cap.max_send_sge, ORDMA_TX_SGE);
 	ordma_mr_setup(chan);
 	return 0;
 }

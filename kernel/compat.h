@@ -7,5 +7,52 @@
 #define _ORDMA_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+
+typedef unsigned long (*ordma_shrink_fn)(struct shrinker *s,
+					 struct shrink_control *sc);
+
+/*
+ * A registered shrinker (6.7 made shrinkers allocated by the core), or
+ * NULL when out of memory.
+ */
+static inline struct shrinker *ordma_shrinker_create(const char *name,
+						     ordma_shrink_fn count,
+						     ordma_shrink_fn scan)
+{
+	struct shrinker *s;
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	s = shrinker_alloc(0, "%s", name);
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	shrinker_register(s);
+#else
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = DEFAULT_SEEKS;
+	if (register_shrinker(s, "%s", name)) {
+		kfree(s);
+		return NULL;
+	}
+#endif
+	return s;
+}
+
+static inline void ordma_shrinker_destroy(struct shrinker *s)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	shrinker_free(s);
+#else
+	unregister_shrinker(s);
+	kfree(s);
+#endif
+}
 
 #endif /* _ORDMA_COMPAT_H */

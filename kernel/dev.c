@@ -110,8 +110,8 @@ struct ordma_dev *ordma_dev_get_at(unsigned long pos, u32 *gen)
  * @odev: the context
  *
  * The counters go to 0 (the pool's alloc_waits too, its high_water to the
- * chunks held now); the gauges (channels, pages_pinned, mrs_live, the
- * pool's chunks) and the cost model are left alone. Counts of operations
+ * chunks held now); the gauges (channels, pages_pinned, mrs_live,
+ * cache_pages, the pool's chunks) and the cost model are left alone. Counts of operations
  * under way when it runs land before or after the reset.
  */
 void ordma_dev_reset_stats(struct ordma_dev *odev)
@@ -129,6 +129,9 @@ void ordma_dev_reset_stats(struct ordma_dev *odev)
 	atomic64_set(&odev->fallbacks, 0);
 	atomic64_set(&odev->peer_faults, 0);
 	atomic64_set(&odev->token_guesses, 0);
+	atomic64_set(&odev->cache_hits, 0);
+	atomic64_set(&odev->cache_misses, 0);
+	atomic64_set(&odev->cache_invalidations, 0);
 	ordma_pool_reset_stats(&odev->pool);
 }
 
@@ -162,6 +165,7 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 			       ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	odev->mode = ORDMA_MODE_AUTO;
 	odev->progress_ms = ORDMA_PROGRESS_MS;
+	odev->cache_max = ORDMA_CACHE_MAX;
 
 	ret = ordma_pool_init(&odev->pool, odev);
 	if (ret)

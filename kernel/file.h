@@ -52,12 +52,15 @@
  * @lock_limit: pages the owner may pin (RLIMIT_MEMLOCK at open, or
  *	ULONG_MAX with CAP_IPC_LOCK); the RDMA core charges them to
  *	mm->pinned_vm as well
+ * @cache_pages: pages the pin caches of all the file's channels hold
+ *	(pin.c), bounded by their device's cache_max_bytes
  */
 struct ordma_file {
 	struct mm_struct *mm;
 	struct user_struct *user;
 	struct ordma_user *tenant;
 	unsigned long lock_limit;
+	atomic_long_t cache_pages;
 	struct xarray objs;
 	struct xarray windows;
 	u32 windows_next;

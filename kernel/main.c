@@ -51,9 +51,13 @@ static int __init ordma_init(void)
 	if (ret)
 		return ret;
 
-	ret = ordma_sysfs_init();
+	ret = ordma_pin_module_init();
 	if (ret)
 		goto err_chan;
+
+	ret = ordma_sysfs_init();
+	if (ret)
+		goto err_pin;
 
 	ret = ib_register_client(&ordma_client);
 	if (ret)
@@ -75,6 +79,8 @@ err_client:
 	ib_unregister_client(&ordma_client);
 err_sysfs:
 	ordma_sysfs_exit();
+err_pin:
+	ordma_pin_module_exit();
 err_chan:
 	ordma_chan_exit();
 	return ret;
@@ -86,6 +92,7 @@ static void __exit ordma_exit(void)
 	ordma_cdev_exit();
 	ib_unregister_client(&ordma_client);
 	ordma_sysfs_exit();
+	ordma_pin_module_exit();
 	ordma_chan_exit();
 }
 

@@ -51,37 +51,6 @@
 #include "chan.h"
 
 /*
- * Reserve @npages of the owner's RLIMIT_MEMLOCK before pinning them, as
- * io_uring does: the RDMA core charges mm->pinned_vm when it pins, but its
- * own check runs in our worker, which may always pin. What bounds the pages
- * is the owner's user_struct locked_vm, against the limit the owner had
- * when it opened the file: reserved with a compare-and-exchange, so
- * channels registering at once never take more than the limit together
- * (with every other file and io_uring ring of that user). CAP_IPC_LOCK at
- * open lifts the limit.
- */
-static int ordma_seg_charge(struct ordma_file *ofile, u32 npages)
-{
-	unsigned long cur, next;
-
-	if (ofile->lock_limit == ULONG_MAX)
-		return 0;
-	cur = atomic_long_read(&ofile->user->locked_vm);
-	do {
-		next = cur + npages;
-		if (next > ofile->lock_limit || next < cur)
-			return -ENOMEM;
-	} while (!atomic_long_try_cmpxchg(&ofile->user->locked_vm, &cur, next));
-	return 0;
-}
-
-static void ordma_seg_uncharge(struct ordma_file *ofile, u32 npages)
-{
-	if (ofile->lock_limit != ULONG_MAX)
-		atomic_long_sub(npages, &ofile->user->locked_vm);
-}
-
-/*
  * The address an MR of ours gives its first byte: the peer learns where in
  * a page a buffer starts, not where in our address space it lies.
  */
@@ -96,6 +65,14 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	struct ordma_dev *odev = chan->odev;
 	u64 t0, ns;
 
+	if (seg->npins) {
+		while (seg->npins)
+			ordma_pin_put(chan, seg->pins[--seg->npins]);
+		atomic64_sub(seg->pinned, &odev->pages_pinned);
+		atomic64_sub(seg->pinned, &chan->pages_pinned);
+		seg->pinned = 0;
+		return;
+	}
 	if (!seg->mr)
 		return;
 	t0 = ordma_now();
@@ -109,7 +86,7 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	atomic_dec(&chan->mrs_live);
 	atomic64_sub(seg->pinned, &odev->pages_pinned);
 	atomic64_sub(seg->pinned, &chan->pages_pinned);
-	ordma_seg_uncharge(chan->ofile, seg->pinned);
+	ordma_memlock_uncharge(chan->ofile, seg->pinned);
 	seg->pinned = 0;
 }
 
@@ -156,34 +133,79 @@ static void ordma_seg_free(struct ordma_chan *chan, struct ordma_seg *seg)
 	ordma_chan_kick(chan);
 }
 
+/* The pages of [@uaddr, @uaddr + @len). */
+static u32 ordma_seg_npages(u64 uaddr, u64 len)
+{
+	return (PAGE_ALIGN(uaddr + len) - (uaddr & PAGE_MASK)) >> PAGE_SHIFT;
+}
+
+/* A source holds its pinned ranges: count its pages as pinned. */
+static void ordma_seg_hold(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	seg->pinned = ordma_seg_npages(seg->uaddr, seg->len);
+	atomic64_add(seg->pinned, &chan->odev->pages_pinned);
+	atomic64_add(seg->pinned, &chan->pages_pinned);
+}
+
 /*
- * Pin and register @seg. Runs in reg_work with the owner's mm adopted
- * (the RDMA core pins current->mm). Feeds the cost model: small segments
- * measure the fixed cost of a registration, larger ones the cost per page.
+ * A source is pinned and DMA-mapped, no MR (pin.c): what the cache does not
+ * hold yet is pinned now. Feeds the cost model what pinning cost.
+ */
+static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	struct ordma_dev *odev = chan->odev;
+	u32 pinned;
+	u64 t0, ns;
+	int ret;
+
+	t0 = ordma_now();
+	ret = ordma_pin_get(chan, seg->uaddr, seg->len, true, seg->pins,
+			    &seg->npins, &pinned);
+	if (ret)
+		return ret;
+	ns = ordma_ns_since(t0);
+	ordma_seg_hold(chan, seg);
+	if (!pinned)
+		return 0;
+	spin_lock(&odev->model_lock);
+	if (pinned <= ORDMA_SEG_SMALL_PAGES)
+		ordma_model_reg(&odev->model, ns);
+	else
+		ordma_model_pin(&odev->model, pinned,
+				ns - min(ns, odev->model.reg_ns));
+	spin_unlock(&odev->model_lock);
+	atomic64_inc(&odev->registrations);
+	atomic64_add(ns, &odev->reg_ns);
+	seg->reg_ns = ns;
+	return 0;
+}
+
+/*
+ * Pin @seg, and register it if it is a destination. Runs in reg_work with
+ * the owner's mm adopted (the RDMA core and pin.c pin current->mm). Feeds
+ * the cost model: small segments measure the fixed cost of a
+ * registration, larger ones the cost per page.
  */
 static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	struct ordma_dev *odev = chan->odev;
-	u32 npages = (PAGE_ALIGN(seg->uaddr + seg->len) -
-		      (seg->uaddr & PAGE_MASK)) >> PAGE_SHIFT;
+	u32 npages = ordma_seg_npages(seg->uaddr, seg->len);
 	struct ib_mr *mr;
 	u64 t0, ns;
 	int ret;
 
-	ret = ordma_seg_charge(chan->ofile, npages);
+	if (!seg->write)
+		return ordma_seg_pin(chan, seg);
+	ret = ordma_memlock_charge(chan->ofile, npages);
 	if (ret)
 		return ret;
 	t0 = ordma_now();
-	/*
-	 * A source is only read (no FOLL_WRITE: read-only mappings work); a
-	 * destination is offered to the peer for RDMA WRITE.
-	 */
+	/* A destination is offered to the peer for RDMA WRITE. */
 	mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
 			    ordma_seg_iova(seg->uaddr),
-			    seg->write ? IB_ACCESS_LOCAL_WRITE |
-					 IB_ACCESS_REMOTE_WRITE : 0);
+			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	if (IS_ERR(mr)) {
-		ordma_seg_uncharge(chan->ofile, npages);
+		ordma_memlock_uncharge(chan->ofile, npages);
 		return PTR_ERR(mr);
 	}
 	ns = ordma_ns_since(t0);
@@ -296,7 +318,7 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 				       bool standing)
 {
 	struct ordma_seg *seg;
-	u32 limit;
+	u32 limit, pinned;
 
 	if (chan->nsegs_max == 0)
 		return NULL;
@@ -319,23 +341,33 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	seg->chan = chan;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
+	INIT_LIST_HEAD(&seg->q_node);
+	/* A source the cache holds whole is ready now: no work to queue. */
+	if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
+				     &seg->npins, &pinned)) {
+		ordma_seg_hold(chan, seg);
+		seg->state = ORDMA_SEG_USED;
+	}
 	spin_lock_irq(&chan->lock);
 	if (!standing && chan->nsegs >= limit) {
 		spin_unlock_irq(&chan->lock);
+		ordma_seg_unprepare(chan, seg);
 		kfree(seg);
 		return NULL;
 	}
 	if (!standing)
 		WRITE_ONCE(chan->nsegs, chan->nsegs + 1);
 	list_add_tail(&seg->all_node, &chan->segs);
-	list_add_tail(&seg->q_node, &chan->reg_todo);
+	if (seg->state == ORDMA_SEG_QUEUED)
+		list_add_tail(&seg->q_node, &chan->reg_todo);
 	spin_unlock_irq(&chan->lock);
 	if (wtoken) {
 		spin_lock(&chan->ofile->wsegs_lock);
 		list_add_tail(&seg->w_node, &chan->ofile->wsegs);
 		spin_unlock(&chan->ofile->wsegs_lock);
 	}
-	ordma_chan_queue_work(chan, &chan->reg_work);
+	if (seg->state == ORDMA_SEG_QUEUED)
+		ordma_chan_queue_work(chan, &chan->reg_work);
 	return seg;
 }
 
@@ -446,6 +478,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		kfree(seg);
 	}
 	chan->nsegs = 0;
+	ordma_pin_flush(chan);
 }
 
 /**
@@ -453,12 +486,13 @@ void ordma_mr_flush(struct ordma_chan *chan)
  * @chan: the channel, its QP just created
  *
  * It needs two send SGEs (a header from a chunk and a payload from a
- * segment); without them everything goes through the copy path.
+ * segment's pages, more for pages that are not contiguous); without them
+ * everything goes through the copy path.
  */
 void ordma_mr_setup(struct ordma_chan *chan)
 {
 	chan->nsegs_max = 0;
-	if (chan->odev->ibdev->attrs.max_send_sge < 2)
+	if (chan->send_sge < 2)
 		return;
 	chan->nsegs_max = ORDMA_SEG_DEPTH;
 	chan->seg_cap = (u64)ORDMA_SEG_MAX_PAGES << PAGE_SHIFT;
@@ -471,4 +505,5 @@ void ordma_mr_setup(struct ordma_chan *chan)
 void ordma_mr_init(struct ordma_chan *chan)
 {
 	INIT_WORK(&chan->reg_work, ordma_mr_work);
+	ordma_pin_init(chan);
 }

@@ -73,8 +73,13 @@ static const struct nla_policy ordma_nl_dev_policy[ORDMA_NL_A_DEV_NAME + 1] = {
 				  .len = IB_DEVICE_NAME_MAX - 1 },
 };
 
+static struct netlink_range_validation ordma_nl_cache_range __ro_after_init = {
+	.min = 0,
+	.max = ORDMA_CACHE_MAX_MAX,
+};
+
 static const struct nla_policy
-ordma_nl_set_policy[ORDMA_NL_A_PROGRESS_TIMEOUT_MS + 1] = {
+ordma_nl_set_policy[ORDMA_NL_A_CACHE_MAX_BYTES + 1] = {
 	[ORDMA_NL_A_DEV_NAME] = { .type = NLA_NUL_STRING,
 				  .len = IB_DEVICE_NAME_MAX - 1 },
 	[ORDMA_NL_A_POOL_BYTES] =
@@ -88,6 +93,8 @@ ordma_nl_set_policy[ORDMA_NL_A_PROGRESS_TIMEOUT_MS + 1] = {
 	[ORDMA_NL_A_MODE] = NLA_POLICY_MAX(NLA_U32, ORDMA_NL_MODE_OVERLAP),
 	[ORDMA_NL_A_PROGRESS_TIMEOUT_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_progress_range),
+	[ORDMA_NL_A_CACHE_MAX_BYTES] =
+		NLA_POLICY_FULL_RANGE(NLA_U64, &ordma_nl_cache_range),
 };
 
 /* Each setting's attribute. */
@@ -98,6 +105,7 @@ static const int ordma_nl_knob_attr[ORDMA_KNOB_NR] = {
 	[ORDMA_KNOB_USER_QUOTA] = ORDMA_NL_A_USER_QUOTA_CHUNKS,
 	[ORDMA_KNOB_MODE] = ORDMA_NL_A_MODE,
 	[ORDMA_KNOB_PROGRESS_MS] = ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
+	[ORDMA_KNOB_CACHE_MAX] = ORDMA_NL_A_CACHE_MAX_BYTES,
 };
 
 static int ordma_nl_put_port(struct sk_buff *skb, struct ordma_dev *odev)
@@ -133,7 +141,9 @@ static int ordma_nl_put_pool(struct sk_buff *skb, struct ordma_dev *odev)
 	    nla_put_u32(skb, ORDMA_NL_A_USER_QUOTA_CHUNKS, pi.user_quota) ||
 	    nla_put_u32(skb, ORDMA_NL_A_MODE, READ_ONCE(odev->mode)) ||
 	    nla_put_u32(skb, ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
-			READ_ONCE(odev->progress_ms)))
+			READ_ONCE(odev->progress_ms)) ||
+	    nla_put_u64_64bit(skb, ORDMA_NL_A_CACHE_MAX_BYTES,
+			      READ_ONCE(odev->cache_max), ORDMA_NL_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -176,7 +186,15 @@ static int ordma_nl_put_stats(struct sk_buff *skb, struct ordma_dev *odev)
 	    ordma_nl_put_u64(skb, ORDMA_NL_A_PEER_FAULTS,
 			     atomic64_read(&odev->peer_faults)) ||
 	    ordma_nl_put_u64(skb, ORDMA_NL_A_TOKEN_GUESSES,
-			     atomic64_read(&odev->token_guesses)))
+			     atomic64_read(&odev->token_guesses)) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_CACHE_HITS,
+			     atomic64_read(&odev->cache_hits)) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_CACHE_MISSES,
+			     atomic64_read(&odev->cache_misses)) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_CACHE_INVALIDATIONS,
+			     atomic64_read(&odev->cache_invalidations)) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_CACHE_PAGES,
+			     atomic64_read(&odev->cache_pages)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -372,7 +390,8 @@ static int ordma_nl_pool_set_doit(struct sk_buff *skb, struct genl_info *info)
 		if (!attr)
 			continue;
 		k.set |= BIT(knob);
-		if (knob == ORDMA_KNOB_POOL_BYTES)
+		if (knob == ORDMA_KNOB_POOL_BYTES ||
+		    knob == ORDMA_KNOB_CACHE_MAX)
 			k.val[knob] = nla_get_u64(attr);
 		else
 			k.val[knob] = nla_get_u32(attr);
@@ -423,7 +442,7 @@ static const struct genl_ops ordma_nl_ops[] = {
 		.cmd = ORDMA_NL_CMD_POOL_SET,
 		.doit = ordma_nl_pool_set_doit,
 		.policy = ordma_nl_set_policy,
-		.maxattr = ORDMA_NL_A_PROGRESS_TIMEOUT_MS,
+		.maxattr = ORDMA_NL_A_CACHE_MAX_BYTES,
 		.flags = GENL_ADMIN_PERM,
 	},
 	{

@@ -114,18 +114,27 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 {
 	struct ordma_dev *odev = chan->odev;
 	int mode = READ_ONCE(odev->mode);
+	struct ordma_model m;
 
 	ordma_chan_assert_run(chan);
 	op->planned = true;
 	plan->copy_len = total;
 	plan->seg_first = 0;
 	plan->seg_max = 0;
-	if (chan->nsegs_max && mode != ORDMA_MODE_COPY) {
-		spin_lock(&odev->model_lock);
-		ordma_plan_make(&odev->model, mode, op->addr, total,
-				chan->seg_cap, PAGE_SHIFT, plan);
-		spin_unlock(&odev->model_lock);
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY)
+		goto out;
+	spin_lock(&odev->model_lock);
+	m = odev->model;
+	spin_unlock(&odev->model_lock);
+	/* A source the cache holds costs nothing to pin, nor to let go of. */
+	if (op->op != ORDMA_OP_RECV && ordma_pin_cached(chan, op->addr, total)) {
+		m.reg_ns = 0;
+		m.pin_ns_page = 0;
+		m.dereg_ns = 0;
 	}
+	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,
+			plan);
+out:
 	op->seg_len = plan->seg_first;
 	op->seg_max = clamp_t(u64, plan->seg_max, PAGE_SIZE, chan->seg_cap);
 	return mode;

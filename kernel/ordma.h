@@ -212,6 +212,12 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  *	ever had (not counting those unexposed since)
  * @progress_ms: a channel whose posted sends all stay incomplete this long
  *	fails with -ETIMEDOUT, the sysfs knob progress_timeout_ms (READ_ONCE)
+ * @cache_max: the most one file's pin caches keep on this device, bytes,
+ *	the knob cache_max_bytes (READ_ONCE); 0: nothing is kept
+ * @cache_hits: source segments found pinned in a cache
+ * @cache_misses: source segments that had to pin some of their pages
+ * @cache_invalidations: cached ranges dropped because their mapping changed
+ * @cache_pages: pages the caches of the device's channels hold now
  */
 struct ordma_dev {
 	struct ib_device *ibdev;
@@ -241,6 +247,11 @@ struct ordma_dev {
 	atomic64_t peer_faults;
 	atomic64_t token_guesses;
 	u32 progress_ms;
+	u64 cache_max;
+	atomic64_t cache_hits;
+	atomic64_t cache_misses;
+	atomic64_t cache_invalidations;
+	atomic64_t cache_pages;
 	struct device *cdev;
 	struct kref kref;
 	struct completion released;
@@ -249,6 +260,9 @@ struct ordma_dev {
 
 /* Default of progress_timeout_ms, and its bounds. */
 #define ORDMA_PROGRESS_MS	30000
+/* Default of cache_max_bytes, and its bound (1 TiB). */
+#define ORDMA_CACHE_MAX		(64ULL << 20)
+#define ORDMA_CACHE_MAX_MAX	(1ULL << 40)
 #define ORDMA_PROGRESS_MS_MIN	100
 #define ORDMA_PROGRESS_MS_MAX	3600000
 
@@ -297,6 +311,7 @@ void ordma_dev_put(struct ordma_dev *odev);
  * @ORDMA_KNOB_USER_QUOTA: user_quota_chunks
  * @ORDMA_KNOB_MODE: mode, an index of ordma_mode_names
  * @ORDMA_KNOB_PROGRESS_MS: progress_timeout_ms
+ * @ORDMA_KNOB_CACHE_MAX: cache_max_bytes
  * @ORDMA_KNOB_NR: how many
  */
 enum ordma_knob {
@@ -306,6 +321,7 @@ enum ordma_knob {
 	ORDMA_KNOB_USER_QUOTA,
 	ORDMA_KNOB_MODE,
 	ORDMA_KNOB_PROGRESS_MS,
+	ORDMA_KNOB_CACHE_MAX,
 	ORDMA_KNOB_NR,
 };
 

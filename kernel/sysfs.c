@@ -81,6 +81,7 @@ static void ordma_knobs_read(struct ordma_dev *odev, u64 val[ORDMA_KNOB_NR])
 	val[ORDMA_KNOB_USER_QUOTA] = pi.user_quota;
 	val[ORDMA_KNOB_MODE] = READ_ONCE(odev->mode);
 	val[ORDMA_KNOB_PROGRESS_MS] = READ_ONCE(odev->progress_ms);
+	val[ORDMA_KNOB_CACHE_MAX] = READ_ONCE(odev->cache_max);
 }
 
 static bool ordma_knob_given(const struct ordma_knobs *k, enum ordma_knob knob)
@@ -131,6 +132,9 @@ static int ordma_knobs_check(const struct ordma_knobs *k, const u64 *cur,
 	if (ordma_knob_given(k, ORDMA_KNOB_PROGRESS_MS) &&
 	    !ordma_progress_ms_valid(k->val[ORDMA_KNOB_PROGRESS_MS]))
 		return ordma_knob_bad(bad, ORDMA_KNOB_PROGRESS_MS);
+	if (ordma_knob_given(k, ORDMA_KNOB_CACHE_MAX) &&
+	    k->val[ORDMA_KNOB_CACHE_MAX] > ORDMA_CACHE_MAX_MAX)
+		return ordma_knob_bad(bad, ORDMA_KNOB_CACHE_MAX);
 	return 0;
 }
 
@@ -176,6 +180,8 @@ static int ordma_knobs_apply(struct ordma_dev *odev,
 		WRITE_ONCE(odev->mode, k->val[ORDMA_KNOB_MODE]);
 	if (ordma_knob_given(k, ORDMA_KNOB_PROGRESS_MS))
 		WRITE_ONCE(odev->progress_ms, k->val[ORDMA_KNOB_PROGRESS_MS]);
+	if (ordma_knob_given(k, ORDMA_KNOB_CACHE_MAX))
+		WRITE_ONCE(odev->cache_max, k->val[ORDMA_KNOB_CACHE_MAX]);
 	return 0;
 }
 
@@ -265,6 +271,7 @@ ORDMA_KNOB_STORE(chunk_bytes, ORDMA_KNOB_CHUNK_BYTES)
 ORDMA_KNOB_STORE(chan_quota_chunks, ORDMA_KNOB_CHAN_QUOTA)
 ORDMA_KNOB_STORE(user_quota_chunks, ORDMA_KNOB_USER_QUOTA)
 ORDMA_KNOB_STORE(progress_timeout_ms, ORDMA_KNOB_PROGRESS_MS)
+ORDMA_KNOB_STORE(cache_max_bytes, ORDMA_KNOB_CACHE_MAX)
 
 /* Counters of the device: totals over its channels. */
 #define ORDMA_DEV_SHOW(_name, _expr)					\
@@ -293,6 +300,11 @@ ORDMA_DEV_SHOW(fallbacks, atomic64_read(&odev->fallbacks));
 ORDMA_DEV_SHOW(bytes_placed, atomic64_read(&odev->bytes_placed));
 ORDMA_DEV_SHOW(peer_faults, atomic64_read(&odev->peer_faults));
 ORDMA_DEV_SHOW(token_guesses, atomic64_read(&odev->token_guesses));
+ORDMA_DEV_SHOW(cache_hits, atomic64_read(&odev->cache_hits));
+ORDMA_DEV_SHOW(cache_misses, atomic64_read(&odev->cache_misses));
+ORDMA_DEV_SHOW(cache_invalidations,
+	       atomic64_read(&odev->cache_invalidations));
+ORDMA_DEV_SHOW(cache_pages, atomic64_read(&odev->cache_pages));
 
 /* One value of the cost model, read under its lock. */
 #define ORDMA_MODEL_SHOW(_name)						\
@@ -345,6 +357,14 @@ static ssize_t progress_timeout_ms_show(struct device *dev,
 }
 static DEVICE_ATTR_RW(progress_timeout_ms);
 
+static ssize_t cache_max_bytes_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(to_ordma_dev(dev)->cache_max));
+}
+static DEVICE_ATTR_RW(cache_max_bytes);
+
 ORDMA_POOL_SHOW(chunks_held, pi.chunks_total - pi.chunks_free)
 static DEVICE_ATTR_RO(chunks_held);
 
@@ -387,6 +407,11 @@ static struct attribute *ordma_dev_attrs[] = {
 	&dev_attr_progress_timeout_ms.attr,
 	&dev_attr_peer_faults.attr,
 	&dev_attr_token_guesses.attr,
+	&dev_attr_cache_max_bytes.attr,
+	&dev_attr_cache_hits.attr,
+	&dev_attr_cache_misses.attr,
+	&dev_attr_cache_invalidations.attr,
+	&dev_attr_cache_pages.attr,
 	&dev_attr_model_pin_ns_page.attr,
 	&dev_attr_model_reg_ns.attr,
 	&dev_attr_model_copy_ps_byte.attr,

@@ -281,6 +281,14 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	if (!pl || !seg || !op->posted)
 		n = min(n, pmax);
 
+	/* As much as the pages' scatter entries can carry, behind a header. */
+	if (seg) {
+		u32 nsge;
+
+		n = ordma_pin_sges(seg->pins, seg->npins,
+				   op->addr + op->posted, n, 0, NULL,
+				   chan->send_sge - 1, &nsge);
+	}
 	tx->seg = seg;
 	t0 = ordma_now();
 	if (!op->posted)

@@ -389,7 +389,9 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 	struct ordma_seg *seg = tx->seg;
 	struct ib_send_wr wr = {}, *first = &wr;
 	struct ib_rdma_wr wwr = {};
-	struct ib_sge sge[2], pay;
+	/* The header, then the payload's entries. */
+	struct ib_sge *sge = chan->tx_sge, *pay = sge + 1;
+	u32 npay = 1;
 	int ret;
 
 	ordma_chan_assert_run(chan);
@@ -398,15 +400,20 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		chan->rx_credit_told = ordma_rx_credit(chan);
 		hdr->credits = cpu_to_le32(chan->rx_credit_told);
 	}
-	/* The payload: behind the header in the chunk, or in a segment. */
+	/*
+	 * The payload: behind the header in the chunk, or in a segment's
+	 * pinned pages (cut by ordma_tx_fill_op() to fit the entries).
+	 */
 	if (seg) {
-		pay.addr = seg->mr->iova + tx->seg_off;
-		pay.lkey = seg->mr->lkey;
+		if (ordma_pin_sges(seg->pins, seg->npins,
+				   seg->uaddr + tx->seg_off, plen, lkey, pay,
+				   chan->send_sge - 1, &npay) != plen)
+			return -EINVAL;
 	} else {
-		pay.addr = chunk->dma + ORDMA_HDR_LEN;
-		pay.lkey = lkey;
+		pay->addr = chunk->dma + ORDMA_HDR_LEN;
+		pay->lkey = lkey;
+		pay->length = plen;
 	}
-	pay.length = plen;
 	ib_dma_sync_single_for_device(chan->odev->ibdev, chunk->dma,
 				      seg ? ORDMA_HDR_LEN : chunk->len,
 				      DMA_TO_DEVICE);
@@ -419,8 +426,8 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	wwr.wr.opcode = IB_WR_RDMA_WRITE;
-	wwr.wr.sg_list = &pay;
-	wwr.wr.num_sge = 1;
+	wwr.wr.sg_list = pay;
+	wwr.wr.num_sge = npay;
 	wwr.remote_addr = tx->raddr;
 	wwr.rkey = tx->rkey;
 
@@ -429,11 +436,11 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		if (!seg)
 			sge[0].length = chunk->len;
 		else if (plen)
-			sge[wr.num_sge++] = pay;
+			wr.num_sge += npay;
 		break;
 	case ORDMA_TX_SEND_IMM:
 		/* The immediate says what the header would. */
-		sge[0] = pay;
+		wr.sg_list = pay;
 		wr.opcode = IB_WR_SEND_WITH_IMM;
 		wr.ex.imm_data = cpu_to_be32(ORDMA_WIRE_IMM_MSG);
 		break;

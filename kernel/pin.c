@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pinned source ranges, and the cache that keeps them between sends.
+ *
+ * A send needs no memory region for its source: every PD has a
+ * local_dma_lkey, and pages the kernel pinned and DMA-mapped can be the
+ * scatter entries of a SEND or an RDMA WRITE under it. So a source segment
+ * (mr.c) is made of pinned ranges (struct ordma_pin): user pages pinned with
+ * FOLL_LONGTERM, charged to the owner's RLIMIT_MEMLOCK first, and mapped
+ * for the device once. Only memory the peer writes into needs an rkey.
+ *
+ * Applications send from the same buffers again and again, so a range the
+ * last segment holding it let go of is kept, on the channel's cache, for
+ * the next segment over the same pages: a hit costs a tree lookup. What
+ * makes that safe is an mmu_interval_notifier on every range: any change
+ * of the range's mapping (munmap, mremap, madvise, a copy-on-write fault,
+ * fork, migration, compaction, swap, exit) invalidates it before it
+ * happens, and a range found in the tree is therefore still what the
+ * process has mapped there. An invalidation never waits for a transfer in
+ * flight: the pages stay pinned until the last segment holding them lets
+ * go, so what was submitted is what is sent, and a munmap or an exit never
+ * waits for a peer. Such a range only leaves the tree.
+ *
+ * Bounds: a file's caches keep at most its device's cache_max_bytes (the
+ * least recently used idle range goes first), never more than the memlock
+ * limit allows (a charge that fails evicts idle ranges and tries again), and
+ * give idle ranges back under memory pressure (a shrinker). A channel's
+ * cache is emptied when it closes.
+ *
+ * Locking: pcache->lock (a spinlock, taken in notifier callbacks that may
+ * not sleep) protects the tree, the lists, @users and @live of every range.
+ * Pinning, mapping and releasing run outside it, in process context; a
+ * range is released only once it is dead (not live) and idle (no users),
+ * by whoever made it so, through the dead list and release_work when that
+ * context cannot sleep. ordma_pin_caches_lock (a mutex) protects the list
+ * of caches and is taken outside every pcache->lock.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/sched/mm.h>
+#include <linux/shrinker.h>
+
+#include "chan.h"
+#include "plan.h"
+#include "compat.h"
+
+static DEFINE_MUTEX(ordma_pin_caches_lock);
+static LIST_HEAD(ordma_pin_caches);
+/* Pages of idle live ranges over every cache: what the shrinker may take. */
+static atomic_long_t ordma_pin_idle_pages = ATOMIC_LONG_INIT(0);
+
+/**
+ * ordma_memlock_charge() - reserve pages of the owner's RLIMIT_MEMLOCK
+ * @ofile: the file whose owner pins
+ * @npages: pages about to be pinned
+ *
+ * Every page ordma pins is reserved here first, as io_uring does: what
+ * bounds them is the owner's user_struct locked_vm, against the limit the
+ * owner had when it opened the file, reserved with a compare-and-exchange
+ * so channels pinning at once never take more than the limit together
+ * (with every other file and io_uring ring of that user). CAP_IPC_LOCK at
+ * open lifts the limit.
+ *
+ * Return: 0, or -ENOMEM past the limit.
+ */
+int ordma_memlock_charge(struct ordma_file *ofile, u32 npages)
+{
+	unsigned long cur, next;
+
+	if (ofile->lock_limit == ULONG_MAX)
+		return 0;
+	cur = atomic_long_read(&ofile->user->locked_vm);
+	do {
+		next = cur + npages;
+		if (next > ofile->lock_limit || next < cur)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&ofile->user->locked_vm, &cur, next));
+	return 0;
+}
+
+/**
+ * ordma_memlock_uncharge() - undo ordma_memlock_charge()
+ * @ofile: the file
+ * @npages: pages unpinned
+ */
+void ordma_memlock_uncharge(struct ordma_file *ofile, u32 npages)
+{
+	if (ofile->lock_limit != ULONG_MAX)
+		atomic_long_sub(npages, &ofile->user->locked_vm);
+}
+
+static struct ordma_chan *ordma_pcache_chan(struct ordma_pcache *pc)
+{
+	return container_of(pc, struct ordma_chan, pcache);
+}
+
+static u64 ordma_pin_start(const struct ordma_pin *pin)
+{
+	return pin->it.start;
+}
+
+static u64 ordma_pin_end(const struct ordma_pin *pin)
+{
+	return pin->it.last + 1;
+}
+
+/* Unpin, unmap and free a range that no lookup can find and nobody holds. */
+static void ordma_pin_release(struct ordma_chan *chan, struct ordma_pin *pin)
+{
+	struct ordma_dev *odev = chan->odev;
+
+	might_sleep();
+	if (pin->mni.mm)
+		mmu_interval_notifier_remove(&pin->mni);
+	if (pin->sgt.nents)
+		ib_dma_unmap_sgtable_attrs(odev->ibdev, &pin->sgt,
+					   DMA_TO_DEVICE, 0);
+	sg_free_table(&pin->sgt);
+	if (pin->npages) {
+		unpin_user_pages(pin->pages, pin->npages);
+		ordma_memlock_uncharge(chan->ofile, pin->npages);
+		atomic_long_sub(pin->npages, &chan->ofile->cache_pages);
+		atomic64_sub(pin->npages, &odev->cache_pages);
+		spin_lock(&chan->pcache.lock);
+		chan->pcache.pages -= pin->npages;
+		spin_unlock(&chan->pcache.lock);
+	}
+	kvfree(pin->dma);
+	kvfree(pin->pages);
+	kfree(pin);
+}
+
+/*
+ * Take a live range out of the tree (and off the lru if idle): from now on
+ * it is released when its last user lets go. Returns true if it is idle,
+ * so the caller must see it released (on its own or through the dead list).
+ */
+static bool ordma_pin_kill(struct ordma_pcache *pc, struct ordma_pin *pin)
+{
+	lockdep_assert_held(&pc->lock);
+	if (!pin->live)
+		return false;
+	pin->live = false;
+	interval_tree_remove(&pin->it, &pc->tree);
+	if (pin->users)
+		return false;
+	list_del_init(&pin->link);
+	atomic_long_sub(pin->npages, &ordma_pin_idle_pages);
+	return true;
+}
+
+static void ordma_pin_release_work(struct work_struct *work)
+{
+	struct ordma_pcache *pc = container_of(work, struct ordma_pcache,
+					       release_work);
+	struct ordma_pin *pin, *tmp;
+	LIST_HEAD(dead);
+
+	spin_lock(&pc->lock);
+	list_splice_init(&pc->dead, &dead);
+	spin_unlock(&pc->lock);
+	list_for_each_entry_safe(pin, tmp, &dead, link) {
+		list_del(&pin->link);
+		ordma_pin_release(ordma_pcache_chan(pc), pin);
+	}
+}
+
+/*
+ * The range's mapping is about to change. Whatever the event, and whether
+ * or not the caller may sleep, the range leaves the tree at once; its
+ * pages are unpinned when no segment holds them any more.
+ */
+static bool ordma_pin_invalidate(struct mmu_interval_notifier *mni,
+				 const struct mmu_notifier_range *range,
+				 unsigned long cur_seq)
+{
+	struct ordma_pin *pin = container_of(mni, struct ordma_pin, mni);
+	struct ordma_pcache *pc = pin->cache;
+	bool was_live, idle;
+
+	spin_lock(&pc->lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	was_live = pin->live;
+	idle = ordma_pin_kill(pc, pin);
+	if (idle)
+		list_add_tail(&pin->link, &pc->dead);
+	spin_unlock(&pc->lock);
+	if (was_live)
+		atomic64_inc(&ordma_pcache_chan(pc)->odev->cache_invalidations);
+	if (idle)
+		queue_work(ordma_wq, &pc->release_work);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops ordma_pin_mni_ops = {
+	.invalidate = ordma_pin_invalidate,
+};
+
+/*
+ * Take idle ranges off @pc, least recently used first, until @pages pages
+ * are taken or none is left; they go on @out. Returns pages taken.
+ */
+static u64 ordma_pcache_evict(struct ordma_pcache *pc, u64 pages,
+			      struct list_head *out)
+{
+	struct ordma_pin *pin;
+	u64 taken = 0;
+
+	lockdep_assert_held(&pc->lock);
+	while (taken < pages) {
+		pin = list_first_entry_or_null(&pc->lru, struct ordma_pin,
+					       link);
+		if (!pin)
+			break;
+		ordma_pin_kill(pc, pin);
+		list_add_tail(&pin->link, out);
+		taken += pin->npages;
+	}
+	return taken;
+}
+
+/* Evict at least @pages idle pages of @chan's cache now; may sleep. */
+static u64 ordma_pcache_shrink_now(struct ordma_chan *chan, u64 pages)
+{
+	struct ordma_pin *pin, *tmp;
+	LIST_HEAD(out);
+	u64 taken;
+
+	spin_lock(&chan->pcache.lock);
+	taken = ordma_pcache_evict(&chan->pcache, pages, &out);
+	spin_unlock(&chan->pcache.lock);
+	list_for_each_entry_safe(pin, tmp, &out, link) {
+		list_del(&pin->link);
+		ordma_pin_release(chan, pin);
+	}
+	return taken;
+}
+
+/* Pages of cache the file of @chan may hold on its device. */
+static u64 ordma_pcache_max_pages(struct ordma_chan *chan)
+{
+	return READ_ONCE(chan->odev->cache_max) >> PAGE_SHIFT;
+}
+
+/*
+ * Pin, charge and map [@start, @start + @npages pages) of the owner's mm,
+ * which the caller has adopted, and insert it into the tree. Returns the
+ * range, held once, or an ERR_PTR.
+ */
+static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
+				       u32 npages)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+	struct ordma_file *ofile = chan->ofile;
+	struct sg_dma_page_iter it;
+	struct ordma_pin *pin;
+	unsigned long seq;
+	u64 max, held;
+	int ret, got;
+	u32 i;
+
+	/* Room in the file's bound first, then in the memlock limit. */
+	max = ordma_pcache_max_pages(chan);
+	held = atomic_long_read(&ofile->cache_pages);
+	if (held + npages > max)
+		ordma_pcache_shrink_now(chan, held + npages - max);
+	ret = ordma_memlock_charge(ofile, npages);
+	if (ret && ordma_pcache_shrink_now(chan, npages))
+		ret = ordma_memlock_charge(ofile, npages);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ret = -ENOMEM;
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		goto err_uncharge;
+	pin->cache = pc;
+	INIT_LIST_HEAD(&pin->link);
+	pin->it.start = start;
+	pin->it.last = start + ((u64)npages << PAGE_SHIFT) - 1;
+	pin->pages = kvmalloc_array(npages, sizeof(*pin->pages), GFP_KERNEL);
+	pin->dma = kvmalloc_array(npages, sizeof(*pin->dma), GFP_KERNEL);
+	if (!pin->pages || !pin->dma)
+		goto err_free;
+
+	ret = mmu_interval_notifier_insert(&pin->mni, current->mm, start,
+					   (u64)npages << PAGE_SHIFT,
+					   &ordma_pin_mni_ops);
+	if (ret) {
+		pin->mni.mm = NULL;
+		goto err_free;
+	}
+	seq = mmu_interval_read_begin(&pin->mni);
+	/* A source is only read: read-only mappings can be sent from. */
+	got = pin_user_pages_fast(start, npages, FOLL_LONGTERM, pin->pages);
+	if (got != npages) {
+		if (got > 0)
+			unpin_user_pages(pin->pages, got);
+		ret = got < 0 ? got : -EFAULT;
+		goto err_remove;
+	}
+	ret = sg_alloc_table_from_pages(&pin->sgt, pin->pages, npages, 0,
+					(u64)npages << PAGE_SHIFT, GFP_KERNEL);
+	if (ret)
+		goto err_unpin;
+	ret = ib_dma_map_sgtable_attrs(chan->odev->ibdev, &pin->sgt,
+				       DMA_TO_DEVICE, 0);
+	if (ret) {
+		sg_free_table(&pin->sgt);
+		pin->sgt.nents = 0;
+		goto err_unpin;
+	}
+	i = 0;
+	for_each_sgtable_dma_page(&pin->sgt, &it, 0)
+		pin->dma[i++] = sg_page_iter_dma_address(&it);
+
+	pin->npages = npages;
+	pin->users = 1;
+	atomic_long_add(npages, &ofile->cache_pages);
+	atomic64_add(npages, &chan->odev->cache_pages);
+	spin_lock(&pc->lock);
+	pc->pages += npages;
+	/* Changed while we pinned: this is no longer what is mapped there. */
+	if (!mmu_interval_read_retry(&pin->mni, seq)) {
+		pin->live = true;
+		interval_tree_insert(&pin->it, &pc->tree);
+	}
+	spin_unlock(&pc->lock);
+	return pin;
+
+err_unpin:
+	unpin_user_pages(pin->pages, npages);
+err_remove:
+	mmu_interval_notifier_remove(&pin->mni);
+err_free:
+	kvfree(pin->dma);
+	kvfree(pin->pages);
+	kfree(pin);
+err_uncharge:
+	ordma_memlock_uncharge(ofile, npages);
+	return ERR_PTR(ret);
+}
+
+/*
+ * The live range that holds @addr and reaches furthest, or NULL; the
+ * first live range starting in (@addr, @end) goes to *@next (or NULL).
+ */
+static struct ordma_pin *ordma_pcache_find(struct ordma_pcache *pc, u64 addr,
+					   u64 end, struct ordma_pin **next)
+{
+	struct ordma_pin *best = NULL, *pin;
+	struct interval_tree_node *it;
+
+	lockdep_assert_held(&pc->lock);
+	if (next)
+		*next = NULL;
+	for (it = interval_tree_iter_first(&pc->tree, addr, end - 1); it;
+	     it = interval_tree_iter_next(it, addr, end - 1)) {
+		pin = container_of(it, struct ordma_pin, it);
+		if (it->start <= addr) {
+			if (!best || it->last > best->it.last)
+				best = pin;
+		} else if (next && (!*next || it->start < (*next)->it.start)) {
+			*next = pin;
+		}
+	}
+	return best;
+}
+
+static void ordma_pin_hold(struct ordma_pcache *pc, struct ordma_pin *pin)
+{
+	lockdep_assert_held(&pc->lock);
+	if (!pin->users++) {
+		list_del_init(&pin->link);
+		atomic_long_sub(pin->npages, &ordma_pin_idle_pages);
+	}
+}
+
+/**
+ * ordma_pin_put() - a segment lets go of a pinned range
+ * @chan: the channel whose cache holds @pin
+ * @pin: the range, held by the caller
+ *
+ * An idle range stays cached if it is still live and the file's bound
+ * allows; otherwise it is released by release_work. Does not sleep.
+ */
+void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+	bool release = false;
+
+	spin_lock(&pc->lock);
+	if (--pin->users) {
+		spin_unlock(&pc->lock);
+		return;
+	}
+	if (pin->live &&
+	    atomic_long_read(&chan->ofile->cache_pages) <=
+	    ordma_pcache_max_pages(chan)) {
+		list_add_tail(&pin->link, &pc->lru);
+		atomic_long_add(pin->npages, &ordma_pin_idle_pages);
+	} else {
+		if (pin->live) {
+			pin->live = false;
+			interval_tree_remove(&pin->it, &pc->tree);
+		}
+		list_add_tail(&pin->link, &pc->dead);
+		release = true;
+	}
+	spin_unlock(&pc->lock);
+	if (release)
+		queue_work(ordma_wq, &pc->release_work);
+}
+
+/**
+ * ordma_pin_get() - hold pinned ranges covering a source segment
+ * @chan: the channel; called by its registration worker with the owner's
+ *	mm adopted, or by its worker with @may_pin false
+ * @uaddr: the segment's first byte
+ * @len: its length
+ * @may_pin: pin what the cache does not hold; else only look
+ * @pins: filled with the ranges, in address order
+ * @npins: how many (at most ORDMA_SEG_PINS)
+ * @pinned: pages pinned by this call (0 on a hit)
+ *
+ * Return: 0, -EAGAIN when the cache does not hold all of it and @may_pin
+ * is false, or an error from pinning (-ENOMEM past the memlock limit,
+ * -EFAULT for a range not mapped, -E2BIG for one made of too many pieces).
+ */
+int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
+		  struct ordma_pin **pins, u8 *npins, u32 *pinned)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+	u64 addr = uaddr & PAGE_MASK, end = PAGE_ALIGN(uaddr + len);
+	struct ordma_pin *pin, *next;
+	u64 upto;
+	int ret;
+
+	*npins = 0;
+	*pinned = 0;
+	while (addr < end) {
+		ret = -E2BIG;
+		if (*npins == ORDMA_SEG_PINS)
+			goto err;
+		spin_lock(&pc->lock);
+		pin = ordma_pcache_find(pc, addr, end, &next);
+		if (pin)
+			ordma_pin_hold(pc, pin);
+		spin_unlock(&pc->lock);
+		if (!pin) {
+			ret = -EAGAIN;
+			if (!may_pin)
+				goto err;
+			upto = next ? ordma_pin_start(next) : end;
+			pin = ordma_pin_new(chan, addr,
+					    (upto - addr) >> PAGE_SHIFT);
+			if (IS_ERR(pin)) {
+				ret = PTR_ERR(pin);
+				goto err;
+			}
+			*pinned += pin->npages;
+		}
+		pins[(*npins)++] = pin;
+		addr = ordma_pin_end(pin);
+	}
+	if (*pinned)
+		atomic64_inc(&chan->odev->cache_misses);
+	else
+		atomic64_inc(&chan->odev->cache_hits);
+	return 0;
+
+err:
+	while (*npins)
+		ordma_pin_put(chan, pins[--(*npins)]);
+	*pinned = 0;
+	return ret;
+}
+
+/**
+ * ordma_pin_cached() - does the cache hold all of a range now?
+ * @chan: the channel
+ * @uaddr: first byte
+ * @len: length
+ *
+ * Return: true if live ranges cover it (a hint: one may go at any time).
+ */
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+	u64 addr = uaddr & PAGE_MASK, end = PAGE_ALIGN(uaddr + len);
+	struct ordma_pin *pin;
+
+	spin_lock(&pc->lock);
+	while (addr < end) {
+		pin = ordma_pcache_find(pc, addr, end, NULL);
+		if (!pin)
+			break;
+		addr = ordma_pin_end(pin);
+	}
+	spin_unlock(&pc->lock);
+	return addr >= end;
+}
+
+/**
+ * ordma_pin_sges() - scatter entries for bytes of a source segment
+ * @pins: the segment's ranges
+ * @npins: how many
+ * @addr: user address of the first byte to send, inside the ranges
+ * @len: bytes to send
+ * @lkey: the PD's local_dma_lkey
+ * @sge: filled with up to @max entries, or NULL only to count
+ * @max: entries available
+ * @nsge: entries used
+ *
+ * Pages whose DMA addresses follow each other share an entry.
+ *
+ * Return: bytes the entries cover: @len, or less when @max ran out.
+ */
+u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge)
+{
+	u64 done = 0, off, n;
+	struct ib_sge cur = {};
+	dma_addr_t dma;
+	u8 i = 0;
+	u32 pg;
+
+	*nsge = 0;
+	while (done < len) {
+		while (i < npins && ordma_pin_end(pins[i]) <= addr)
+			i++;
+		if (WARN_ON_ONCE(i == npins || addr < ordma_pin_start(pins[i])))
+			break;
+		off = addr - ordma_pin_start(pins[i]);
+		pg = off >> PAGE_SHIFT;
+		n = min(len - done, PAGE_SIZE - offset_in_page(off));
+		dma = pins[i]->dma[pg] + offset_in_page(off);
+		if (*nsge && cur.addr + cur.length == dma &&
+		    (u64)cur.length + n <= U32_MAX) {
+			cur.length += n;
+		} else {
+			if (*nsge == max)
+				break;
+			if (*nsge && sge)
+				sge[*nsge - 1] = cur;
+			cur.addr = dma;
+			cur.length = n;
+			cur.lkey = lkey;
+			(*nsge)++;
+		}
+		done += n;
+		addr += n;
+	}
+	if (*nsge && sge)
+		sge[*nsge - 1] = cur;
+	return done;
+}
+
+/**
+ * ordma_pin_init() - an empty cache for a new channel
+ * @chan: the channel, just allocated
+ */
+void ordma_pin_init(struct ordma_chan *chan)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+
+	spin_lock_init(&pc->lock);
+	pc->tree = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&pc->lru);
+	INIT_LIST_HEAD(&pc->dead);
+	INIT_WORK(&pc->release_work, ordma_pin_release_work);
+	mutex_lock(&ordma_pin_caches_lock);
+	list_add_tail(&pc->node, &ordma_pin_caches);
+	mutex_unlock(&ordma_pin_caches_lock);
+}
+
+/**
+ * ordma_pin_flush() - release every range of a channel's cache
+ * @chan: the channel; no segment of it holds a range any more
+ */
+void ordma_pin_flush(struct ordma_chan *chan)
+{
+	struct ordma_pcache *pc = &chan->pcache;
+	struct interval_tree_node *it;
+
+	mutex_lock(&ordma_pin_caches_lock);
+	list_del_init(&pc->node);
+	mutex_unlock(&ordma_pin_caches_lock);
+	spin_lock(&pc->lock);
+	while ((it = interval_tree_iter_first(&pc->tree, 0, ULONG_MAX))) {
+		struct ordma_pin *pin = container_of(it, struct ordma_pin, it);
+
+		if (ordma_pin_kill(pc, pin))
+			list_add_tail(&pin->link, &pc->dead);
+	}
+	spin_unlock(&pc->lock);
+	ordma_pin_release_work(&pc->release_work);
+	flush_work(&pc->release_work);
+	WARN_ON_ONCE(pc->pages);
+}
+
+/* Memory pressure: idle ranges over every cache, least recently used. */
+static unsigned long ordma_pin_shrink_count(struct shrinker *s,
+					    struct shrink_control *sc)
+{
+	long n = atomic_long_read(&ordma_pin_idle_pages);
+
+	return n > 0 ? n : SHRINK_EMPTY;
+}
+
+static unsigned long ordma_pin_shrink_scan(struct shrinker *s,
+					   struct shrink_control *sc)
+{
+	struct ordma_pcache *pc;
+	unsigned long freed = 0;
+	LIST_HEAD(out);
+
+	if (!mutex_trylock(&ordma_pin_caches_lock))
+		return SHRINK_STOP;
+	list_for_each_entry(pc, &ordma_pin_caches, node) {
+		if (freed >= sc->nr_to_scan)
+			break;
+		spin_lock(&pc->lock);
+		freed += ordma_pcache_evict(pc, sc->nr_to_scan - freed, &out);
+		list_splice_tail_init(&out, &pc->dead);
+		spin_unlock(&pc->lock);
+		/* Notifiers are removed in a work: never from reclaim. */
+		queue_work(ordma_wq, &pc->release_work);
+	}
+	mutex_unlock(&ordma_pin_caches_lock);
+	return freed;
+}
+
+static struct shrinker *ordma_pin_shrinker;
+
+/**
+ * ordma_pin_module_init() - register the caches' shrinker
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ordma_pin_module_init(void)
+{
+	ordma_pin_shrinker = ordma_shrinker_create("ordma-pin",
+						   ordma_pin_shrink_count,
+						   ordma_pin_shrink_scan);
+	return ordma_pin_shrinker ? 0 : -ENOMEM;
+}
+
+/**
+ * ordma_pin_module_exit() - undo ordma_pin_module_init()
+ */
+void ordma_pin_module_exit(void)
+{
+	ordma_shrinker_destroy(ordma_pin_shrinker);
+}
