@@ -4,8 +4,9 @@
  * over RDMA, on one device, with the same sizes and buffers, in one run.
  *
  * main.c runs the workloads and interleaves the strategies, verbs.c holds
- * the rdma-core baselines, ordma.c drives libordma, stats.c summarises
- * samples and out.c writes the table, JSON, CSV and the gnuplot SVG.
+ * the rdma-core baselines (and rcache, a registration cache without memory
+ * hooks), ordma.c drives libordma, stats.c summarises samples and out.c
+ * writes the table, JSON, CSV and the gnuplot SVG.
  *
  * Every transfer runs between two threads of this process: the sender (the
  * main thread) and the receiver (one server thread), each with its own
@@ -26,6 +27,7 @@
 #define BENCH_INFLIGHT		4		/* pipeline fragments in flight */
 #define BENCH_NCTR		24		/* sysfs counters kept per cell */
 #define BENCH_SMALL		(1UL << 20)	/* below: --iters-small */
+#define BENCH_RCACHE		16		/* rcache entries per side (LRU) */
 
 /*
  * BENCH_WRITE: one-sided RDMA WRITE from a fresh source into a fresh
@@ -37,6 +39,17 @@
  */
 enum bench_op { BENCH_WRITE, BENCH_PUT, BENCH_SEND, BENCH_NOPS };
 
+/*
+ * Where the latency transfers' application buffers come from (--workload).
+ * W_FRESH: mapped for one transfer and unmapped after it. W_REUSE: one
+ * source and one destination for the whole run, new contents before each
+ * transfer. W_CHURN: before each transfer each side's buffer is freed and
+ * allocated again, free() then malloc(); W_CHURN_MMAP: munmap() then mmap()
+ * at the same address. The receiver's buffer is zeroed, the sender's filled,
+ * outside the timed region in every workload.
+ */
+enum bench_workload { W_FRESH, W_REUSE, W_CHURN, W_CHURN_MMAP, W_NWORKLOADS };
+
 enum bench_kind {
 	K_PREREG,	/* source and destination registered once */
 	K_REGPER,	/* ibv_reg_mr + op + ibv_dereg_mr per transfer */
@@ -45,6 +58,7 @@ enum bench_kind {
 	K_PIPELINE,	/* 1 MiB fragments registered and sent in turn (ob1) */
 	K_UOVERLAP,	/* user-space overlap: copy head while a helper registers */
 	K_ORDMA,	/* libordma */
+	K_RCACHE,	/* registrations cached by address, never invalidated */
 };
 
 struct bench_summary {
@@ -57,7 +71,9 @@ struct bench_cell {
 	double *t;			/* us, one per iteration */
 	int n;
 	unsigned long long bytes_ok;	/* verified after each transfer */
-	unsigned long long bytes_bad;
+	unsigned long long bytes_bad;	/* in transfers with a wrong byte */
+	unsigned long long bytes_wrong;	/* bytes that differed */
+	int xfers_wrong;		/* transfers with a wrong byte */
 	struct bench_summary s;
 	long long ctr[BENCH_NCTR];	/* sysfs counter deltas (ordma runs) */
 };
@@ -81,7 +97,19 @@ struct bench_job {
 	/* results, each side its own */
 	double t0[2], t1[2];	/* [0] sender, [1] receiver */
 	int err[2];
-	int verified;		/* receiver: 1 every byte right, 0 not */
+	size_t wrong;		/* receiver: bytes not as sent */
+};
+
+/* A side's application buffer in the reuse and churn workloads. */
+struct bench_app {
+	unsigned char *p;
+	size_t len;
+	unsigned long reallocs, same;	/* churn: allocations, at the old address */
+};
+
+/* rcache's lookups on one side. */
+struct bench_rcache {
+	unsigned long long hits, misses, evictions;
 };
 
 struct bench_verbs;
@@ -98,6 +126,7 @@ struct bench {
 	int iters;
 	int iters_small;	/* sizes below BENCH_SMALL */
 	int quick;
+	enum bench_workload workload;
 	int trace;		/* ORDMA_BENCH_TRACE set: each transfer on stderr */
 	int trace_fd;		/* and into ftrace's trace_marker; -1: none */
 	size_t sizes[BENCH_MAX_SIZES];
@@ -139,8 +168,10 @@ struct bench {
 	int nfair;
 	int fair_quota[2];
 
-	/* the two threads */
+	/* the two threads; [0] sender, [1] receiver, each written by its own */
 	struct bench_job job;
+	struct bench_app app[2];
+	struct bench_rcache rcache[2];
 	pthread_barrier_t go, start, end, done;
 	struct bench_verbs *vs[2];	/* [0] sender, [1] receiver */
 	struct bench_ordma *os[2];
@@ -148,12 +179,15 @@ struct bench {
 
 extern const char *const bench_mode_names[4];
 extern const char *const bench_op_names[BENCH_NOPS];
+extern const char *const bench_workload_names[W_NWORKLOADS];
 
 /* main.c */
 double bench_now_us(void);
 int bench_iters(const struct bench *b, int s);
 void bench_fill(unsigned char *p, size_t len, unsigned int seed);
 int bench_check(const unsigned char *p, size_t len, unsigned int seed);
+size_t bench_wrong(const unsigned char *p, size_t len, unsigned int seed);
+int bench_stale_expected(const struct bench *b, const struct bench_run *r);
 unsigned char *bench_fresh(size_t len);
 void bench_free(unsigned char *p, size_t len);
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

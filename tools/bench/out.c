@@ -7,7 +7,9 @@
  * The table shows one column per strategy: uoverlap is the best of its
  * head fractions at each size (the fraction follows the number), ordma is
  * the module's own choice ("auto" when the mode knob exists; the forced
- * modes get columns of their own).
+ * modes get columns of their own). The wrong-bytes table (churn workloads,
+ * or whenever a byte was wrong) has a row per strategy, every uoverlap
+ * fraction its own.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,11 @@ struct col {
 };
 
 #define MAX_COLS	12
+
+static int churned(const struct bench *b)
+{
+	return b->workload == W_CHURN || b->workload == W_CHURN_MMAP;
+}
 
 static int cols_of(const struct bench *b, struct col *c)
 {
@@ -149,33 +156,114 @@ static void print_ctrs(struct bench *b, int op)
 	printf("\n");
 }
 
+/*
+ * Mismatches, one line per strategy, operation and size; rcache's in a churn
+ * workload are what it is there to show, and are summed up on a line of
+ * their own instead.
+ */
 static void print_verified(const struct bench *b)
 {
-	unsigned long long ok = 0, n = 0;
+	unsigned long long ok = 0, n = 0, stale = 0, stale_x = 0, stale_n = 0;
 	int bad = 0;
 
 	for (int r = 0; r < b->nruns; r++) {
+		int expected = bench_stale_expected(b, &b->runs[r]);
+
 		for (int s = 0; s < b->nsizes; s++) {
 			for (int op = 0; op < BENCH_NOPS; op++) {
 				const struct bench_cell *c = &b->runs[r].cell[s][op];
 
+				if (expected) {
+					stale += c->bytes_wrong;
+					stale_x += c->xfers_wrong;
+					stale_n += c->n;
+					continue;
+				}
 				ok += c->bytes_ok;
 				n += c->n;
 				if (!c->bytes_bad)
 					continue;
-				printf("# DATA MISMATCH: %s %s %zu bytes: %llu bytes in bad transfers\n",
+				printf("# DATA MISMATCH: %s %s %zu bytes: %llu bytes in bad transfers, %llu of them wrong\n",
 				       b->runs[r].name, bench_op_names[op],
-				       b->sizes[s], c->bytes_bad);
+				       b->sizes[s], c->bytes_bad, c->bytes_wrong);
 				bad = 1;
 			}
 		}
 	}
 	if (!bad)
-		printf("# verified: all %llu transfers, %llu bytes, every byte as sent\n",
-		       n, ok);
+		printf("# verified: all %llu transfers%s, %llu bytes, every byte as sent\n",
+		       n, stale_n ? " but rcache's" : "", ok);
+	if (stale_n)
+		printf("# rcache (no memory hooks) after the churn: %llu bytes wrong in %llu of %llu transfers\n",
+		       stale, stale_x, stale_n);
 	if (b->quiesce_late)
 		printf("# ordma still held chunks, pinned pages or MRs 100 ms after %ld transfers\n",
 		       b->quiesce_late);
+}
+
+/* What the latency transfers moved, from where to where. */
+static void print_workload(const struct bench *b)
+{
+	static const char *const what[W_NWORKLOADS] = {
+		[W_FRESH] = "# fresh buffers each transfer (mmap'd and touched, never registered), every byte verified\n",
+		[W_REUSE] = "# reuse: one source and one destination for every transfer (mmap'd once, never\n"
+			    "# registered), new contents before each, every byte verified\n",
+		[W_CHURN] = "# churn: before each transfer each side's buffer freed and allocated again\n"
+			    "# (free() and malloc() of the transfer's size), new contents, every byte verified\n",
+		[W_CHURN_MMAP] = "# churn-mmap: before each transfer each side's buffer unmapped and mapped again\n"
+				 "# at the same address (munmap(), mmap() MAP_FIXED_NOREPLACE), new contents,\n"
+				 "# every byte verified\n",
+	};
+	const struct bench_rcache *rc = b->rcache;
+
+	printf("%s", what[b->workload]);
+	if (churned(b)) {
+		printf("# churn: the sender's buffer came back at its old address %lu of %lu times, the receiver's %lu of %lu\n",
+		       b->app[0].same, b->app[0].reallocs, b->app[1].same,
+		       b->app[1].reallocs);
+		printf("# prereg is not churned: its buffers stay registered, the floor of the tax\n");
+	}
+	if (b->workload != W_FRESH)
+		printf("# rcache (%d entries a side, LRU): sender %llu hits, %llu misses, %llu evictions; receiver %llu, %llu, %llu\n",
+		       BENCH_RCACHE, rc[0].hits, rc[0].misses, rc[0].evictions,
+		       rc[1].hits, rc[1].misses, rc[1].evictions);
+}
+
+/*
+ * Bytes received wrong per strategy and size, with how many transfers had
+ * any: every run its own row (each uoverlap fraction too).
+ */
+static void print_wrong(const struct bench *b, int op)
+{
+	char cell[48];
+
+	printf("# %s: wrong bytes received (transfers with any / transfers)\n",
+	       op_title(op));
+	printf("%-14s", "#strategy");
+	for (int s = 0; s < b->nsizes; s++)
+		printf(" %22zu", b->sizes[s]);
+	printf("\n");
+	for (int r = 0; r < b->nruns; r++) {
+		printf("%-14s", b->runs[r].name);
+		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_cell *c = &b->runs[r].cell[s][op];
+
+			snprintf(cell, sizeof(cell), "%llu (%d/%d)",
+				 c->bytes_wrong, c->xfers_wrong, c->n);
+			printf(" %22s", cell);
+		}
+		printf("\n");
+	}
+	printf("\n");
+}
+
+static int any_wrong(const struct bench *b, int op)
+{
+	for (int r = 0; r < b->nruns; r++)
+		for (int s = 0; s < b->nsizes; s++)
+			if (b->runs[r].cell[s][op].xfers_wrong)
+				return 1;
+	return 0;
 }
 
 void bench_print(struct bench *b)
@@ -186,7 +274,7 @@ void bench_print(struct bench *b)
 
 	printf("# ordma-bench on %s: %d iterations per size (%d below %lu KiB), strategies interleaved;\n",
 	       b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
-	printf("# fresh buffers each transfer (mmap'd and touched, never registered), every byte verified\n");
+	print_workload(b);
 	if (b->have_mode)
 		printf("# ordma: mode knob found: auto plus every forced mode\n");
 	else
@@ -269,8 +357,9 @@ void bench_print(struct bench *b)
 				       col_s(b, &c[k], s, op, NULL)->min);
 			printf("\n");
 		}
-		printf("\n# %s: tax = median / prereg median ('~' within noise of prereg)\n%9s",
-		       op_title(op), "#bytes");
+		printf("\n# %s: %stax = median / prereg median ('~' within noise of prereg)\n%9s",
+		       op_title(op), b->workload == W_FRESH ? "" : b->workload == W_REUSE ?
+		       "reuse " : "churn ", "#bytes");
 		for (int k = 1; k < nc; k++)
 			printf(" %*s", colw(&c[k]), c[k].name);
 		printf(" %11s %11s\n", "prereg MB/s", "ordma MB/s");
@@ -288,6 +377,8 @@ void bench_print(struct bench *b)
 			       b->sizes[s] / b->runs[o].cell[s][op].s.median);
 		}
 		printf("\n");
+		if (churned(b) || any_wrong(b, op))
+			print_wrong(b, op);
 		print_ctrs(b, op);
 	}
 	if (b->ntput) {
@@ -369,6 +460,16 @@ int bench_write_json(struct bench *b, const char *path)
 	fprintf(f, "{\n  \"tool\": \"ordma-bench\",\n  \"device\": \"%s\",\n", b->ibdev);
 	fprintf(f, "  \"iters\": %d,\n  \"iters_small\": %d,\n  \"quick\": %s,\n  \"mode_knob\": %s,\n",
 		b->iters, b->iters_small, b->quick ? "true" : "false", b->have_mode ? "true" : "false");
+	fprintf(f, "  \"workload\": \"%s\",\n", bench_workload_names[b->workload]);
+	if (churned(b))
+		fprintf(f, "  \"churn\": { \"sender_reallocs\": %lu, \"sender_same_address\": %lu, \"receiver_reallocs\": %lu, \"receiver_same_address\": %lu },\n",
+			b->app[0].reallocs, b->app[0].same, b->app[1].reallocs,
+			b->app[1].same);
+	if (b->workload != W_FRESH)
+		fprintf(f, "  \"rcache\": { \"entries\": %d, \"sender\": { \"hits\": %llu, \"misses\": %llu, \"evictions\": %llu }, \"receiver\": { \"hits\": %llu, \"misses\": %llu, \"evictions\": %llu } },\n",
+			BENCH_RCACHE, b->rcache[0].hits, b->rcache[0].misses,
+			b->rcache[0].evictions, b->rcache[1].hits,
+			b->rcache[1].misses, b->rcache[1].evictions);
 	fprintf(f, "  \"sizes\": [");
 	for (int s = 0; s < b->nsizes; s++)
 		fprintf(f, "%s%zu", s ? ", " : "", b->sizes[s]);
@@ -405,8 +506,10 @@ int bench_write_json(struct bench *b, const char *path)
 				json_num(f, b->sizes[s] / x->s.median);
 				fprintf(f, ", \"tax\": ");
 				json_num(f, x->s.median / pre->median);
-				fprintf(f, ", \"bytes_verified\": %llu, \"bytes_bad\": %llu, \"samples_us\": [",
-					x->bytes_ok, x->bytes_bad);
+				fprintf(f, ", \"bytes_verified\": %llu, \"bytes_bad\": %llu, \"bytes_wrong\": %llu, \"transfers_wrong\": %d, \"stale_expected\": %s, \"samples_us\": [",
+					x->bytes_ok, x->bytes_bad, x->bytes_wrong,
+					x->xfers_wrong,
+					bench_stale_expected(b, &b->runs[r]) ? "true" : "false");
 				for (int i = 0; i < x->n; i++)
 					fprintf(f, "%s%.1f", i ? ", " : "", x->t[i]);
 				fprintf(f, "]");
@@ -470,20 +573,22 @@ int bench_write_csv(struct bench *b, const char *path)
 
 	if (!f)
 		return -1;
-	fprintf(f, "strategy,op,bytes,n,median_us,p99_us,min_us,ci_lo_us,ci_hi_us,MBps,tax,bytes_verified,bytes_bad\n");
+	fprintf(f, "strategy,op,bytes,n,median_us,p99_us,min_us,ci_lo_us,ci_hi_us,MBps,tax,bytes_verified,bytes_bad,workload,bytes_wrong,transfers_wrong\n");
 	for (int r = 0; r < b->nruns; r++) {
 		for (int s = 0; s < b->nsizes; s++) {
 			for (int op = 0; op < BENCH_NOPS; op++) {
 				const struct bench_cell *x = &b->runs[r].cell[s][op];
 				const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
 
-				fprintf(f, "%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%llu,%llu\n",
+				fprintf(f, "%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%llu,%llu,%s,%llu,%d\n",
 					b->runs[r].name, bench_op_names[op],
 					b->sizes[s], x->s.n, x->s.median, x->s.p99,
 					x->s.min, x->s.lo, x->s.hi,
 					b->sizes[s] / x->s.median,
 					x->s.median / pre->median, x->bytes_ok,
-					x->bytes_bad);
+					x->bytes_bad,
+					bench_workload_names[b->workload],
+					x->bytes_wrong, x->xfers_wrong);
 			}
 		}
 	}
@@ -534,8 +639,10 @@ int bench_write_plot(struct bench *b, const char *path)
 	else
 		fprintf(g, "set terminal svg size 1600,800 dynamic font 'sans,11'\n");
 	fprintf(g, "set output '%s'\n", path);
-	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s: medians of %d iterations (%d below %lu KiB)'\n",
-		BENCH_NOPS, b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
+	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s%s%s: medians of %d iterations (%d below %lu KiB)'\n",
+		BENCH_NOPS, b->ibdev, b->workload == W_FRESH ? "" : ", workload ",
+		b->workload == W_FRESH ? "" : bench_workload_names[b->workload],
+		b->iters, b->iters_small, BENCH_SMALL >> 10);
 	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
 	for (int s = 0; s < b->nsizes; s++) {
 		size_t v = b->sizes[s];

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The rdma-core baselines: prereg, regper, bounce, thresh, pipeline and
- * uoverlap, all over the same two RC connections made with RDMA CM.
+ * The rdma-core baselines: prereg, regper, bounce, thresh, pipeline,
+ * uoverlap and rcache, all over the same two RC connections made with RDMA
+ * CM.
  *
  * Each side (0 sends, 1 receives) has one PD, one CQ with a completion
  * channel, and two QPs: "ctrl" carries small messages (READY: this range of
@@ -15,7 +16,8 @@
  * a head of @head bytes goes through the pre-registered bounce buffers in
  * pieces of @piece bytes (copied in on the sender, out on the receiver), the
  * rest zero-copy in @nfrag fragments registered inline, by the helper, or
- * not at all (prereg: both buffers registered at start-up). RDMA WRITE ends
+ * not at all (prereg: both buffers registered at start-up), or looked up in
+ * the side's registration cache (rcache, below). RDMA WRITE ends
  * with an immediate (on the single op, or a zero-byte write after several),
  * which is what the receiver waits for; messages end when every posted
  * receive has completed. A PUT is a WRITE whose target is the receiver's
@@ -62,7 +64,7 @@ enum { T_CRECV = 1, T_CSEND, T_DSEND, T_DRECV };
 #define IDX_FRAG(k)	((1ULL << 40) | (uint64_t)(k))
 #define IDX_IMM		(2ULL << 40)
 
-enum { REG_COPY, REG_PRE, REG_INLINE, REG_HELPER };
+enum { REG_COPY, REG_PRE, REG_INLINE, REG_HELPER, REG_CACHE };
 
 struct plan {
 	size_t len, head, piece, frag;
@@ -84,6 +86,14 @@ struct helper {
 	enum bench_op op;
 	struct ibv_mr *mr;
 	int ready;			/* atomic: 1 registered, -1 failed */
+};
+
+/* One registration rcache keeps: the range it was made for, when last used. */
+struct rcache_ent {
+	uintptr_t addr;
+	size_t len;
+	struct ibv_mr *mr;
+	unsigned long used;
 };
 
 struct bench_verbs {
@@ -117,6 +127,11 @@ struct bench_verbs {
 	unsigned long rwant, rdone;	/* data receives awaited / done */
 	int err;
 	struct helper h;
+
+	/* rcache: this side's main thread alone */
+	struct rcache_ent rc[BENCH_RCACHE];
+	int nrc;
+	unsigned long rc_clock;
 };
 
 static size_t min_sz(size_t a, size_t b)
@@ -150,6 +165,11 @@ static void plan_of(const struct bench_job *j, struct plan *p)
 		p->nfrag = 1;
 		p->reg = REG_INLINE;
 		break;
+	case K_RCACHE:
+		p->frag = n;
+		p->nfrag = 1;
+		p->reg = REG_CACHE;
+		break;
 	case K_PIPELINE:
 		p->frag = BENCH_FRAG;
 		p->nfrag = (n + BENCH_FRAG - 1) / BENCH_FRAG;
@@ -169,6 +189,62 @@ static void plan_of(const struct bench_job *j, struct plan *p)
 	}
 	if (p->head)
 		p->npieces = (p->head + p->piece - 1) / p->piece;
+}
+
+/* ---- rcache ---------------------------------------------------------------- */
+
+/*
+ * What a library that keeps registrations and installs no memory hooks
+ * does: an entry whose range covers [addr, addr + len) is used again, for
+ * whatever the application did with that memory since (freed it, unmapped
+ * it, mapped something new there: the MR still holds the pages it pinned
+ * then); a miss registers exactly that range, for every access so that one
+ * entry serves sends, receives and writes, and when the cache is full the
+ * least recently used entry is deregistered first. Nothing is ever
+ * invalidated.
+ */
+static struct ibv_mr *rcache_get(struct bench_verbs *v, void *addr, size_t len)
+{
+	struct bench_rcache *st = &v->b->rcache[v->side];
+	uintptr_t a = (uintptr_t)addr;
+	struct rcache_ent *e, *lru = NULL;
+
+	v->rc_clock++;
+	for (int i = 0; i < v->nrc; i++) {
+		e = &v->rc[i];
+		if (e->addr <= a && a + len <= e->addr + e->len) {
+			e->used = v->rc_clock;
+			st->hits++;
+			return e->mr;
+		}
+		if (!lru || e->used < lru->used)
+			lru = e;
+	}
+	st->misses++;
+	if (v->nrc < BENCH_RCACHE) {
+		lru = &v->rc[v->nrc++];
+	} else {
+		st->evictions++;
+		if (ibv_dereg_mr(lru->mr))
+			return NULL;
+	}
+	lru->addr = a;
+	lru->len = len;
+	lru->used = v->rc_clock;
+	lru->mr = ibv_reg_mr(v->pd, addr, len, IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!lru->mr) {
+		*lru = v->rc[--v->nrc];
+		return NULL;
+	}
+	return lru->mr;
+}
+
+static void rcache_drop(struct bench_verbs *v)
+{
+	for (int i = 0; i < v->nrc; i++)
+		ibv_dereg_mr(v->rc[i].mr);
+	v->nrc = 0;
 }
 
 /* ---- completions --------------------------------------------------------- */
@@ -426,6 +502,14 @@ static int send_frag(struct bench_verbs *v, enum bench_op op, unsigned char *src
 			return -1;
 		lkey = v->frag_mr[k]->lkey;
 		break;
+	case REG_CACHE: {
+		struct ibv_mr *mr = rcache_get(v, src + off, len);
+
+		if (!mr)
+			return -1;
+		lkey = mr->lkey;
+		break;
+	}
 	default:
 		helper_idle(v);
 		if (v->h.ready < 0)
@@ -518,16 +602,18 @@ static int recv_side(struct bench_verbs *v, const struct bench_job *j,
 		v->h.op = j->op;
 		helper_submit(v, H_REG);
 	}
-	if (p->reg == REG_INLINE) {
+	if (p->reg == REG_INLINE || p->reg == REG_CACHE) {
 		for (int k = 0; k < p->nfrag; k++) {
 			size_t off, len;
 			struct ibv_mr *mr;
 
 			frag_bounds(p, k, &off, &len);
-			mr = ibv_reg_mr(v->pd, dst + off, len, access);
+			mr = p->reg == REG_CACHE ? rcache_get(v, dst + off, len) :
+			     ibv_reg_mr(v->pd, dst + off, len, access);
 			if (!mr)
 				return -1;
-			v->frag_mr[k] = mr;
+			if (p->reg == REG_INLINE)	/* rcache keeps its own */
+				v->frag_mr[k] = mr;
 			if (j->op == BENCH_SEND &&
 			    post_drecv(v, IDX_FRAG(k), dst + off, len, mr->lkey))
 				return -1;
@@ -826,6 +912,7 @@ void bench_verbs_teardown(struct bench *b)
 
 		if (!v)
 			continue;
+		rcache_drop(v);
 		if (v->data)
 			rdma_destroy_id(v->data);
 		if (v->ctrl)
