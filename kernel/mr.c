@@ -3,33 +3,39 @@
  * Registered segments: the zero-copy half of a transfer.
  *
  * A segment is a range of a user buffer that the channel's registration
- * worker (chan->reg_work) pins and registers as an MR of the channel's own
- * PD with ib_reg_user_mr() (FOLL_LONGTERM pinning by the RDMA core, the
- * pages reserved against the owner's RLIMIT_MEMLOCK first), so its rkey
- * works on that channel's QP alone. While it does, the data path worker
- * keeps copying the head of the buffer through pool chunks; it sends
- * straight from the segment once the segment comes back ready. When the
- * last send from a segment has completed the worker gives it back and the
- * registration worker deregisters it (ib_dereg_mr(), which unpins): none of
- * that is on the critical path of a send. A receive's segments are
- * destinations the peer may write into, so a RECV completes only once the
- * last of them is deregistered (struct ordma_req dereg_wait); those the
- * peer filled earlier are deregistered while the rest arrives.
+ * worker (chan->reg_work) readies, with the owner's mm adopted. A source
+ * is pinned and DMA-mapped, with no MR: its pages are sent from with the
+ * PD's local_dma_lkey, and the channel's pin cache (pin.c) keeps them for
+ * the next sends, so a source the cache holds whole is ready at once,
+ * without the worker. A destination, which the peer writes into, is an MR
+ * of the channel's own PD from ib_reg_user_mr() (FOLL_LONGTERM pinning by
+ * the RDMA core, the pages reserved against the owner's RLIMIT_MEMLOCK
+ * first), so its rkey works on that channel's QP alone. While a segment
+ * readies, the data path worker keeps copying the head of the buffer
+ * through pool chunks; it sends straight from the segment once the segment
+ * comes back ready. When the last send from a source has completed the
+ * worker lets go of its pinned ranges; a destination is deregistered by
+ * the registration worker (ib_dereg_mr(), which unpins): none of that is on
+ * the critical path of a send. A receive's segments are destinations the
+ * peer may write into, so a RECV completes only once the last of them is
+ * deregistered (struct ordma_req dereg_wait); those the peer filled
+ * earlier are deregistered while the rest arrives.
  *
  * Why not fast registration (IB_WR_REG_MR on the channel's QP, MRs from an
- * ib_mr_pool)? Flow control between ordma endpoints is RNR retry, and
- * rdma_rxe (6.1) re-executes local work requests when a retry rewinds the
- * send queue: a REG_MR between two sends runs twice and fails the QP. A
- * registration that is not a work request cannot be replayed, is usable by
- * the QP as soon as it returns, and needs no LOCAL_INV.
+ * ib_mr_pool) for destinations? Flow control between ordma endpoints is RNR
+ * retry, and rdma_rxe (6.1) re-executes local work requests when a retry
+ * rewinds the send queue: a REG_MR between two sends runs twice and fails
+ * the QP. A registration that is not a work request cannot be replayed, is
+ * usable by the QP as soon as it returns, and needs no LOCAL_INV.
  *
  * Life of a segment (enum ordma_seg_state), and who moves it:
  *
  *   QUEUED   on chan->reg_todo         worker creates it; reg_work takes it
- *   PINNING  reg_work only             pin and register
+ *   PINNING  reg_work only             pin (and register)
  *   READY    on chan->reg_done         reg_work hands it to the worker,
  *            then on a pass's list     which takes the queue at once
- *   USED     worker only               sends from it
+ *   USED     worker only               sends from it (a source the cache
+ *                                      held whole starts here)
  *   FAILED   on chan->reg_done (same)  could not register: copied instead
  *   DEREG    on chan->reg_todo         worker gave it back; deregister
  *
