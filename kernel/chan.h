@@ -104,7 +104,9 @@ struct ordma_pin {
  * @dead: ranges to release (unpin, unmap), for @release_work
  * @release_work: releases @dead (it may sleep: notifiers are removed)
  * @pages: pages of every range not yet released
- * @node: on the list of caches the shrinker walks (ordma_pin_caches_lock)
+ * @node: on the list of caches the shrinker walks (ordma_pin_caches_lock),
+ *	from its first pin until ordma_pin_flush(); only the registration
+ *	worker adds it, so it may test @node without the lock
  */
 struct ordma_pcache {
 	spinlock_t lock;

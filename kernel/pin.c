@@ -259,6 +259,12 @@ static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
 	int ret, got;
 	u32 i;
 
+	/* The shrinker finds a cache once it has pinned anything. */
+	if (list_empty(&pc->node)) {
+		mutex_lock(&ordma_pin_caches_lock);
+		list_add_tail(&pc->node, &ordma_pin_caches);
+		mutex_unlock(&ordma_pin_caches_lock);
+	}
 	/* Room in the file's bound first, then in the memlock limit. */
 	max = ordma_pcache_max_pages(chan);
 	held = atomic_long_read(&ofile->cache_pages);
@@ -569,9 +575,7 @@ void ordma_pin_init(struct ordma_chan *chan)
 	INIT_LIST_HEAD(&pc->lru);
 	INIT_LIST_HEAD(&pc->dead);
 	INIT_WORK(&pc->release_work, ordma_pin_release_work);
-	mutex_lock(&ordma_pin_caches_lock);
-	list_add_tail(&pc->node, &ordma_pin_caches);
-	mutex_unlock(&ordma_pin_caches_lock);
+	INIT_LIST_HEAD(&pc->node);
 }
 
 /**
@@ -583,9 +587,11 @@ void ordma_pin_flush(struct ordma_chan *chan)
 	struct ordma_pcache *pc = &chan->pcache;
 	struct interval_tree_node *it;
 
-	mutex_lock(&ordma_pin_caches_lock);
-	list_del_init(&pc->node);
-	mutex_unlock(&ordma_pin_caches_lock);
+	if (!list_empty(&pc->node)) {
+		mutex_lock(&ordma_pin_caches_lock);
+		list_del_init(&pc->node);
+		mutex_unlock(&ordma_pin_caches_lock);
+	}
 	spin_lock(&pc->lock);
 	while ((it = interval_tree_iter_first(&pc->tree, 0, ULONG_MAX))) {
 		struct ordma_pin *pin = container_of(it, struct ordma_pin, it);
