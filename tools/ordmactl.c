@@ -67,6 +67,7 @@ static const struct field pool_fields[] = {
 	{ ORDMA_NL_A_USER_QUOTA_CHUNKS, "user_quota_chunks", FMT_NUM },
 	{ ORDMA_NL_A_MODE, "mode", FMT_MODE },
 	{ ORDMA_NL_A_PROGRESS_TIMEOUT_MS, "progress_timeout_ms", FMT_NUM },
+	{ ORDMA_NL_A_CACHE_MAX_BYTES, "cache_max_bytes", FMT_SIZE },
 	{ 0, NULL, FMT_NUM },
 };
 
@@ -87,6 +88,10 @@ static const struct field stats_fields[] = {
 	{ ORDMA_NL_A_FALLBACKS, "fallbacks", FMT_NUM },
 	{ ORDMA_NL_A_PEER_FAULTS, "peer_faults", FMT_NUM },
 	{ ORDMA_NL_A_TOKEN_GUESSES, "token_guesses", FMT_NUM },
+	{ ORDMA_NL_A_CACHE_HITS, "cache_hits", FMT_NUM },
+	{ ORDMA_NL_A_CACHE_MISSES, "cache_misses", FMT_NUM },
+	{ ORDMA_NL_A_CACHE_INVALIDATIONS, "cache_invalidations", FMT_NUM },
+	{ ORDMA_NL_A_CACHE_PAGES, "cache_pages", FMT_NUM },
 	{ 0, NULL, FMT_NUM },
 };
 
@@ -115,18 +120,26 @@ static const struct field port_field = {
 	ORDMA_NL_A_PORT_STATE, "port_state", FMT_PORT,
 };
 
-/* The settings "pool set" takes; mode is a name, the rest numbers. */
+/* How a setting's value is given and sent: its attribute's type. */
+enum set_type {
+	SET_U32,	/* a number up to UINT32_MAX, a u32 */
+	SET_U64,	/* a number up to UINT64_MAX, a u64 */
+	SET_MODE,	/* a name of modes[], a u32 */
+};
+
+/* The settings "pool set" takes. */
 static const struct setting {
 	const char *name;
 	int attr;
-	uint64_t max;
+	enum set_type type;
 } settings[] = {
-	{ "pool_bytes", ORDMA_NL_A_POOL_BYTES, UINT64_MAX },
-	{ "chunk_bytes", ORDMA_NL_A_CHUNK_BYTES, UINT32_MAX },
-	{ "chan_quota_chunks", ORDMA_NL_A_CHAN_QUOTA_CHUNKS, UINT32_MAX },
-	{ "user_quota_chunks", ORDMA_NL_A_USER_QUOTA_CHUNKS, UINT32_MAX },
-	{ "mode", ORDMA_NL_A_MODE, 0 },
-	{ "progress_timeout_ms", ORDMA_NL_A_PROGRESS_TIMEOUT_MS, UINT32_MAX },
+	{ "pool_bytes", ORDMA_NL_A_POOL_BYTES, SET_U64 },
+	{ "chunk_bytes", ORDMA_NL_A_CHUNK_BYTES, SET_U32 },
+	{ "chan_quota_chunks", ORDMA_NL_A_CHAN_QUOTA_CHUNKS, SET_U32 },
+	{ "user_quota_chunks", ORDMA_NL_A_USER_QUOTA_CHUNKS, SET_U32 },
+	{ "mode", ORDMA_NL_A_MODE, SET_MODE },
+	{ "progress_timeout_ms", ORDMA_NL_A_PROGRESS_TIMEOUT_MS, SET_U32 },
+	{ "cache_max_bytes", ORDMA_NL_A_CACHE_MAX_BYTES, SET_U64 },
 };
 
 static const char *const port_states[] = {
@@ -900,7 +913,7 @@ static int do_pool_set(struct ctl *c, const char *dev, const struct value *v,
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		if (v[i].s->max == UINT64_MAX)
+		if (v[i].s->type == SET_U64)
 			ret = nla_put_u64(msg, v[i].s->attr, v[i].v);
 		else
 			ret = nla_put_u32(msg, v[i].s->attr, (uint32_t)v[i].v);
@@ -1097,7 +1110,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "pool set keys: pool_bytes, chunk_bytes, chan_quota_chunks,\n"
 	      "  user_quota_chunks, mode (auto, copy, zerocopy, overlap),\n"
-	      "  progress_timeout_ms\n"
+	      "  progress_timeout_ms, cache_max_bytes\n"
 	      "exit status: 0 done, 1 refused or failed, 2 usage error\n", f);
 }
 
@@ -1143,7 +1156,7 @@ static void parse_settings(struct cmdline *cl, int argc, char **argv)
 {
 	unsigned int seen = 0;
 	const struct setting *s;
-	uint64_t v;
+	uint64_t v, max;
 	size_t k;
 	int i;
 
@@ -1161,16 +1174,17 @@ static void parse_settings(struct cmdline *cl, int argc, char **argv)
 		if (seen & (1U << k))
 			die_usage("pool set: '%s' given twice", argv[i]);
 		seen |= 1U << k;
-		if (s->attr == ORDMA_NL_A_MODE) {
+		max = s->type == SET_U64 ? UINT64_MAX : UINT32_MAX;
+		if (s->type == SET_MODE) {
 			for (v = 0; v < ARRAY_LEN(modes); v++)
 				if (!strcmp(argv[i + 1], modes[v]))
 					break;
 			if (v == ARRAY_LEN(modes))
 				die_usage("pool set: mode '%s' is not auto, copy, zerocopy or overlap",
 					  argv[i + 1]);
-		} else if (!parse_u64(argv[i + 1], s->max, &v)) {
+		} else if (!parse_u64(argv[i + 1], max, &v)) {
 			die_usage("pool set: '%s' is not a number from 0 to %" PRIu64 " (%s)",
-				  argv[i + 1], s->max, argv[i]);
+				  argv[i + 1], max, argv[i]);
 		}
 		cl->v[cl->n].s = s;
 		cl->v[cl->n++].v = v;

@@ -8,9 +8,11 @@
  * (nothing applied), the unprivileged may read but neither change nor join
  * the events group, the events group reports channels (CHAN_UP before
  * CHAN_DOWN, once each), settings (only a change) and devices (rdma link
- * del/add, in a fixture of its own that puts rxe0 back), and a seeded fuzz
- * of malformed requests is refused, each with its exact errno. Every test
- * leaves rxe0's settings at their defaults.
+ * del/add, in a fixture of its own that puts rxe0 back), the pin cache's
+ * counters count a source sent twice and then unmapped (STATS_RESET zeroes
+ * them, not cache_pages), and a seeded fuzz of malformed requests is
+ * refused, each with its exact errno. Every test leaves rxe0's settings at
+ * their defaults.
  *
  * Run from anywhere: the repository is found from this binary's own path
  * (<repo>/selftests/guest/nl_test); the monitor writes under <repo>/out/.
@@ -40,6 +42,9 @@
 #define DEF_QUOTA	64ULL
 #define DEF_USER_QUOTA	192ULL
 #define DEF_PROGRESS	30000ULL
+#define DEF_CACHE	(64ULL << 20)
+/* The largest cache_max_bytes. */
+#define CACHE_MAX_MAX	(1ULL << 40)
 
 /* The fuzz replays this unless ORDMA_TEST_SEED says otherwise. */
 #define FUZZ_SEED	20261202U
@@ -97,11 +102,12 @@ static void __attribute__((constructor)) paths_init(void)
 static const char *const numeric[] = {
 	"pool_bytes", "chunk_bytes", "chunks_total", "chunks_free",
 	"chunks_held", "high_water", "alloc_waits", "chan_quota_chunks",
-	"user_quota_chunks", "progress_timeout_ms",
+	"user_quota_chunks", "progress_timeout_ms", "cache_max_bytes",
 	"bytes_tx", "bytes_rx", "ops", "errors", "channels", "pages_pinned",
 	"mrs_live", "bytes_placed", "bytes_copied", "bytes_zerocopy",
 	"registrations", "reg_ns", "hidden_ns", "fallbacks", "peer_faults",
-	"token_guesses",
+	"token_guesses", "cache_hits", "cache_misses", "cache_invalidations",
+	"cache_pages",
 	"model_pin_ns_page", "model_reg_ns", "model_copy_ps_byte",
 	"model_wire_ps_byte", "model_wr_ns", "model_dereg_ns",
 	"model_cpu_wire",
@@ -111,7 +117,7 @@ static const char *const numeric[] = {
 static int is_size(const char *name)
 {
 	return !strcmp(name, "pool_bytes") || !strcmp(name, "chunk_bytes") ||
-	       !strncmp(name, "bytes_", 6);
+	       !strcmp(name, "cache_max_bytes") || !strncmp(name, "bytes_", 6);
 }
 
 /* ordmactl's readable size: whole units exactly, else one decimal. */
@@ -195,6 +201,7 @@ static int at_defaults(void)
 	       knob("chan_quota_chunks") == DEF_QUOTA &&
 	       knob("user_quota_chunks") == DEF_USER_QUOTA &&
 	       knob("progress_timeout_ms") == DEF_PROGRESS &&
+	       knob("cache_max_bytes") == DEF_CACHE &&
 	       !strcmp(mode, "auto");
 }
 
@@ -206,6 +213,7 @@ static void restore_defaults(void)
 	sysfs_set("chan_quota_chunks", DEF_QUOTA);
 	sysfs_set("user_quota_chunks", DEF_USER_QUOTA);
 	sysfs_set("progress_timeout_ms", DEF_PROGRESS);
+	sysfs_set("cache_max_bytes", DEF_CACHE);
 	ordma_sh("echo auto > " CHAN_SYSFS "mode");
 }
 
@@ -671,17 +679,20 @@ static int loop_open(struct loop *l)
 	return 0;
 }
 
-/* @len bytes from the active end to the passive one: 0 or an errno. */
-static int loop_move(struct loop *l, size_t len)
+/*
+ * @len bytes of @sbuf, filled by chan_fill() with @seed, from the active
+ * end to the passive one, and checked: 0 or an errno.
+ */
+static int loop_move_from(struct loop *l, const void *sbuf, size_t len,
+			  uint64_t seed)
 {
-	unsigned char *sbuf = malloc(len), *rbuf = malloc(len);
 	__u64 cookies[2] = { chan_cookie(), chan_cookie() };
 	long long res[2] = { -1, -1 };
-	int ret = -ENOMEM;
+	unsigned char *rbuf = malloc(len);
+	int ret;
 
-	if (!sbuf || !rbuf)
-		goto out;
-	chan_fill(sbuf, len, chan_seed(len, 7));
+	if (!rbuf)
+		return -ENOMEM;
 	ret = xsubmit(l->fd, ORDMA_OP_RECV, l->passive, rbuf, len, cookies[0],
 		      0, 0, 0);
 	if (!ret)
@@ -692,10 +703,22 @@ static int loop_move(struct loop *l, size_t len)
 	if (!ret && (res[0] != (long long)len || res[1] != (long long)len))
 		ret = -EPROTO;
 	if (!ret)
-		ret = chan_check("received", rbuf, len, chan_seed(len, 7));
-out:
-	free(sbuf);
+		ret = chan_check("received", rbuf, len, seed);
 	free(rbuf);
+	return ret;
+}
+
+/* @len bytes from the active end to the passive one: 0 or an errno. */
+static int loop_move(struct loop *l, size_t len)
+{
+	unsigned char *sbuf = malloc(len);
+	int ret;
+
+	if (!sbuf)
+		return -ENOMEM;
+	chan_fill(sbuf, len, chan_seed(len, 7));
+	ret = loop_move_from(l, sbuf, len, chan_seed(len, 7));
+	free(sbuf);
 	return ret;
 }
 
@@ -704,14 +727,15 @@ out:
 struct event {
 	char name[32], dev[32], peer[64];
 	unsigned int qpn, port, err, quota;
+	unsigned long long cache;	/* cache_max_bytes */
 	bool has_err;
 };
 
-static unsigned int jnum(const struct jobj *o, const char *key)
+static unsigned long long jnum(const struct jobj *o, const char *key)
 {
 	const struct jkv *kv = jget(o, key);
 
-	return kv && !kv->null && !kv->str ? strtoul(kv->val, NULL, 10) : 0;
+	return kv && !kv->null && !kv->str ? strtoull(kv->val, NULL, 10) : 0;
 }
 
 static void jtext(const struct jobj *o, const char *key, char *buf, size_t n)
@@ -758,6 +782,7 @@ static int events_read(struct event *ev, int max)
 		ev[n].err = jnum(&o, "errno");
 		ev[n].has_err = jget(&o, "errno") != NULL;
 		ev[n].quota = jnum(&o, "chan_quota_chunks");
+		ev[n].cache = jnum(&o, "cache_max_bytes");
 		n++;
 	}
 	fclose(f);
@@ -1054,9 +1079,96 @@ TEST_F_TIMEOUT(nl, transfer_counts_exactly_and_reset_zeroes, CHAN_S + SLACK_S)
 	close(l.fd);
 }
 
+/* One wait until cache_pages is @want: the value it had last. */
+static unsigned long long cache_pages_wait(unsigned long long want)
+{
+	long long end = chan_now_ms() + wait_ms();
+	unsigned long long v;
+
+	for (;;) {
+		v = knob("cache_pages");
+		if (v == want || chan_now_ms() > end)
+			return v;
+		chan_sleep_ms(20);
+	}
+}
+
+/*
+ * A source sent twice from the same pages in mode zerocopy: each segment
+ * of the first send pins its pages (a miss), each of the second finds
+ * them in the channel's cache (as many hits, the segments being the
+ * same), and the cache holds every page of the source. STATS_RESET zeroes
+ * the counters, not the gauge cache_pages. The munmap of the source drops
+ * each cached range (one invalidation each) and their pages are unpinned
+ * shortly after. Netlink says what sysfs says. Waits: the cache empty
+ * before and after (2), a connect and two transfers (2 CHAN_S).
+ */
+TEST_F_TIMEOUT(nl, pin_cache_counts_and_reset_keeps_cache_pages,
+	       2 * CHAN_S + 2 * WAIT_MAX_S + SLACK_S)
+{
+	const size_t len = 1 << 20;
+	const unsigned long long pages = len / sysconf(_SC_PAGESIZE);
+	const uint64_t seed = chan_seed(len, 11);
+	static char out[16384];
+	static struct jobj o;
+	unsigned long long misses;
+	unsigned char *src;
+	struct loop l;
+
+	/* The channels of earlier tests are closed, and their caches empty. */
+	ASSERT_EQ(0ULL, cache_pages_wait(0));
+	ASSERT_EQ(0, ordma_sh("echo zerocopy > " CHAN_SYSFS "mode"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV))
+		TH_LOG("%s", out);
+	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	chan_fill(src, len, seed);
+	ASSERT_EQ(0, loop_open(&l));
+
+	ASSERT_EQ(0, loop_move_from(&l, src, len, seed));
+	misses = knob("cache_misses");
+	EXPECT_LT(0ULL, misses);
+	EXPECT_EQ(0ULL, knob("cache_hits"));
+	EXPECT_EQ(pages, knob("cache_pages"));
+
+	ASSERT_EQ(0, loop_move_from(&l, src, len, seed));
+	EXPECT_EQ(misses, knob("cache_misses"));
+	EXPECT_EQ(misses, knob("cache_hits"));
+	EXPECT_EQ(0ULL, knob("cache_invalidations"));
+	EXPECT_EQ(pages, knob("cache_pages"));
+	ASSERT_EQ(0, dev_json(&o));
+	EXPECT_EQ(misses, jnum(&o, "cache_misses"));
+	EXPECT_EQ(misses, jnum(&o, "cache_hits"));
+	EXPECT_EQ(0ULL, jnum(&o, "cache_invalidations"));
+	EXPECT_EQ(pages, jnum(&o, "cache_pages"));
+
+	/* Counters to 0; the gauge stays, the channel still holds the pages. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV));
+	EXPECT_EQ(0ULL, knob("cache_hits"));
+	EXPECT_EQ(0ULL, knob("cache_misses"));
+	EXPECT_EQ(pages, knob("cache_pages"));
+	ASSERT_EQ(0, dev_json(&o));
+	EXPECT_EQ(0ULL, jnum(&o, "cache_hits"));
+	EXPECT_EQ(0ULL, jnum(&o, "cache_misses"));
+	EXPECT_EQ(0ULL, jnum(&o, "cache_invalidations"));
+	EXPECT_EQ(pages, jnum(&o, "cache_pages"));
+
+	/* Unmapped: every cached range is dropped at once, unpinned soon. */
+	ASSERT_EQ(0, munmap(src, len));
+	EXPECT_EQ(misses, knob("cache_invalidations"));
+	EXPECT_EQ(0ULL, cache_pages_wait(0));
+	ASSERT_EQ(0, dev_json(&o));
+	EXPECT_EQ(misses, jnum(&o, "cache_invalidations"));
+	EXPECT_EQ(0ULL, jnum(&o, "cache_pages"));
+
+	close(l.fd);
+}
+
 TEST_F(nl, pool_set_changes_through_the_setters)
 {
 	static char out[4096];
+	static struct jobj o;
 
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chan_quota_chunks 32",
 			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
@@ -1068,6 +1180,22 @@ TEST_F(nl, pool_set_changes_through_the_setters)
 	EXPECT_EQ(100ULL, knob("user_quota_chunks"));
 	EXPECT_EQ(1000ULL, knob("progress_timeout_ms"));
 	EXPECT_EQ(0, ordma_sh("grep -qx copy " CHAN_SYSFS "mode"));
+
+	/* cache_max_bytes goes as a u64: past 32 bits it arrives whole. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s cache_max_bytes %llu",
+			 ctl, CHAN_IBDEV, CACHE_MAX_MAX)) TH_LOG("%s", out);
+	EXPECT_EQ(CACHE_MAX_MAX, knob("cache_max_bytes"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s cache_max_bytes 0",
+			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
+	EXPECT_EQ(0ULL, knob("cache_max_bytes"));
+	/* A sysfs write shows over netlink, in JSON and plain. */
+	ASSERT_EQ(0, sysfs_set("cache_max_bytes", 5ULL << 32));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -j pool show %s", ctl,
+			 CHAN_IBDEV));
+	ASSERT_EQ(1, jarray(out, &o, 1)) TH_LOG("%s", out);
+	EXPECT_EQ(5ULL << 32, jnum(&o, "cache_max_bytes"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool show %s", ctl, CHAN_IBDEV));
+	EXPECT_TRUE(plain_has(out, "cache_max_bytes", "20 GiB")) TH_LOG("%s", out);
 
 	/* Chunk and pool size together, in one step, either order given. */
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s chunk_bytes 1048576 pool_bytes 33554432",
@@ -1086,7 +1214,7 @@ TEST_F(nl, pool_set_changes_through_the_setters)
 	EXPECT_EQ(2ULL, knob("chunks_total"));
 
 	/* Back to the defaults, through netlink too. */
-	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s pool_bytes 16777216 chunk_bytes 65536 chan_quota_chunks 64 user_quota_chunks 192 mode auto progress_timeout_ms 30000",
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s pool_bytes 16777216 chunk_bytes 65536 chan_quota_chunks 64 user_quota_chunks 192 mode auto progress_timeout_ms 30000 cache_max_bytes 67108864",
 			 ctl, CHAN_IBDEV)) TH_LOG("%s", out);
 	EXPECT_TRUE(at_defaults());
 	EXPECT_EQ(DEF_POOL / DEF_CHUNK, knob("chunks_total"));
@@ -1187,6 +1315,13 @@ BAD_SET(pool_below_chunk, NULL, "pool_bytes 32768", 1,
 	"pool set: pool_bytes: smaller than chunk_bytes: Invalid argument");
 BAD_SET(progress_short, NULL, "progress_timeout_ms 99", 1,
 	"pool set: progress_timeout_ms: integer out of range: from 100 to 3600000: " ERANGE_TEXT);
+BAD_SET(cache_too_big, NULL, "cache_max_bytes 1099511627777", 1,
+	"pool set: cache_max_bytes: integer out of range: from 0 to 1099511627776: " ERANGE_TEXT);
+BAD_SET(cache_beyond_u64, NULL, "cache_max_bytes 18446744073709551616", 2,
+	"pool set: '18446744073709551616' is not a number from 0 to 18446744073709551615 (cache_max_bytes)" USAGE);
+/* ordma's own check refuses one: the good cache_max_bytes waits with it. */
+BAD_SET(cache_with_bad_chunk, NULL, "cache_max_bytes 4096 chunk_bytes 5000", 1,
+	"pool set: chunk_bytes: not a power of two: Invalid argument");
 /* Checked before any is applied: the good quota is not applied either. */
 BAD_SET(one_bad_of_two, NULL, "chan_quota_chunks 16 user_quota_chunks 0", 1,
 	"pool set: user_quota_chunks: integer out of range: from 1 to 65536: " ERANGE_TEXT);
@@ -1208,6 +1343,7 @@ TEST_F(bad_set, refused_and_unchanged)
 	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
 	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
 	EXPECT_EQ(DEF_PROGRESS, knob("progress_timeout_ms"));
+	EXPECT_EQ(DEF_CACHE, knob("cache_max_bytes"));
 	EXPECT_EQ(0, ordma_sh("grep -qx auto " CHAN_SYSFS "mode"));
 }
 
@@ -1243,6 +1379,24 @@ TEST_F(nl, kernel_refusals_name_the_attribute)
 	EXPECT_EQ(-ERANGE, gnl_xfer(g, &r));
 	EXPECT_EQ(100U, g->min);
 	EXPECT_EQ(3600000U, g->max);
+
+	/* A u64 setting: bounds past 32 bits, and 8 bytes or nothing. */
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u64(&r, ORDMA_NL_A_CACHE_MAX_BYTES, CACHE_MAX_MAX + 1);
+	EXPECT_EQ(-ERANGE, gnl_xfer(g, &r));
+	EXPECT_STREQ("integer out of range", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_CACHE_MAX_BYTES, gnl_offs_type(g, &r));
+	EXPECT_TRUE(g->range);
+	EXPECT_EQ(0U, g->min);
+	EXPECT_EQ(CACHE_MAX_MAX, g->max);
+
+	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
+	req_put_str(&r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
+	req_put_u32(&r, ORDMA_NL_A_CACHE_MAX_BYTES, 4096);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("invalid attribute length", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_CACHE_MAX_BYTES, gnl_offs_type(g, &r));
 
 	/* Against another value: ordma's EINVAL, the attribute at fault. */
 	req_init(&r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
@@ -1384,11 +1538,11 @@ static int event_index(const struct event *ev, int n, const char *name,
 
 /*
  * Waits: the monitor's join (2), both chan_up, the passive end's
- * disconnect, both chan_down, three settings (9), a channel (CHAN_S) and a
+ * disconnect, both chan_down, five settings (11), a channel (CHAN_S) and a
  * connect refused (CHAN_S).
  */
 TEST_F_TIMEOUT(nl_events, channels_and_settings,
-	       9 * WAIT_MAX_S + 2 * CHAN_S + SLACK_S)
+	       11 * WAIT_MAX_S + 2 * CHAN_S + SLACK_S)
 {
 	static struct event ev[128];
 	static char out[4096];
@@ -1463,6 +1617,16 @@ TEST_F_TIMEOUT(nl_events, channels_and_settings,
 	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 33, 1));
 	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", 34));
 	ASSERT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 34, 1));
+	/* cache_max_bytes both ways: the quota stays 34, the event says it. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s cache_max_bytes 1048576",
+			 ctl, CHAN_IBDEV));
+	ASSERT_EQ(2, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 34, 2));
+	EXPECT_STREQ("pool_changed", ev[n - 1].name);
+	EXPECT_EQ(1048576ULL, ev[n - 1].cache);
+	ASSERT_EQ(0, sysfs_set("cache_max_bytes", DEF_CACHE));
+	ASSERT_EQ(3, events_wait(ev, ARRAY_SIZE(ev), &n, "pool_changed", 34, 3));
+	EXPECT_STREQ("pool_changed", ev[n - 1].name);
+	EXPECT_EQ(DEF_CACHE, ev[n - 1].cache);
 	n0 = n;
 
 	/*
@@ -1479,6 +1643,10 @@ TEST_F_TIMEOUT(nl_events, channels_and_settings,
 	EXPECT_EQ(0, sysfs_set("chan_quota_chunks", 34));
 	EXPECT_EQ(0, sysfs_set("pool_bytes", DEF_POOL + 1));
 	EXPECT_EQ(DEF_POOL, knob("pool_bytes"));
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' pool set %s cache_max_bytes %llu",
+			 ctl, CHAN_IBDEV, CACHE_MAX_MAX + 1));
+	EXPECT_EQ(-EINVAL, sysfs_set("cache_max_bytes", CACHE_MAX_MAX + 1));
+	EXPECT_EQ(0, sysfs_set("cache_max_bytes", DEF_CACHE));
 	/* A connect that fails never came up: neither chan_up nor chan_down. */
 	fd = chan_open();
 	ASSERT_LE(0, fd);
@@ -1675,6 +1843,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 			 cmd == ORDMA_NL_CMD_POOL_GET) && rng() % 2 ? NLM_F_DUMP : 0;
 	char junk[512];
 	unsigned int i, len;
+	uint16_t type;
 	uint32_t v;
 
 	for (i = 0; i < sizeof(junk); i++)
@@ -1710,7 +1879,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 			req_put_u32(r, 0, rng());
 			break;
 		case 1:
-			req_put_u32(r, ORDMA_NL_A_PROGRESS_TIMEOUT_MS + 1 +
+			req_put_u32(r, ORDMA_NL_A_CACHE_MAX_BYTES + 1 +
 				    rng() % 1000, rng());
 			break;
 		default:
@@ -1722,11 +1891,14 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 		req_init(r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
 		req_put_str(r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
 		len = 1 + rng() % 12;
-		if (rng() % 2)
-			req_put(r, ORDMA_NL_A_POOL_BYTES, junk, len == 8 ? 4 : len);
-		else
+		if (rng() % 2) {
+			type = rng() % 2 ? ORDMA_NL_A_POOL_BYTES :
+					   ORDMA_NL_A_CACHE_MAX_BYTES;
+			req_put(r, type, junk, len == 8 ? 4 : len);
+		} else {
 			req_put(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS + rng() % 3, junk,
 				len == 4 ? 2 : len);
+		}
 		return -EINVAL;
 	case FUZZ_NESTED_GARBAGE:
 		req_init(r, g->family, cmd, dump);
@@ -1784,7 +1956,7 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 	case FUZZ_BAD_VALUE:
 		req_init(r, g->family, ORDMA_NL_CMD_POOL_SET, 0);
 		req_put_str(r, ORDMA_NL_A_DEV_NAME, CHAN_IBDEV);
-		switch (rng() % 6) {
+		switch (rng() % 7) {
 		case 0:
 			req_put_u32(r, ORDMA_NL_A_CHAN_QUOTA_CHUNKS + rng() % 2,
 				    rng() % 2 ? 0 : 65537 + rng() % 1000000);
@@ -1805,6 +1977,10 @@ static int fuzz_build(struct gnl *g, struct req *r, enum fuzz_kind kind,
 		case 4:
 			req_put_u64(r, ORDMA_NL_A_POOL_BYTES,
 				    (1ULL << 30) + 1 + rng());
+			return -ERANGE;
+		case 5:
+			req_put_u64(r, ORDMA_NL_A_CACHE_MAX_BYTES,
+				    rng() % 2 ? UINT64_MAX : CACHE_MAX_MAX + 1 + rng());
 			return -ERANGE;
 		default:
 			/* In range, but below a chunk of the pool. */

@@ -6,7 +6,8 @@
 # its "Generic netlink" banner (names and values), and kernel/nl.c's
 # request policies (attributes, types, string lengths, the ranges of
 # NLA_POLICY_FULL_RANGE and NLA_POLICY_MAX against the spec's checks), admin
-# flags and handlers. TAP output.
+# flags and handlers, and the attributes its replies and events put. TAP
+# output.
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 1
@@ -55,15 +56,21 @@ def spec_values(entries, prefix, start):
     return out
 
 
-def compare(what, want, have):
+def compare(what, want, have, skip=()):
+    """@skip: the header's names the spec lists under no entry (UNSPEC, the
+    count and the max), by name: an entry named *_MAX_* is still one."""
     p = []
     for k, v in want.items():
         if have.get(k) != v:
             p.append("%s: spec %s = %s, header %s" % (what, k, v, have.get(k)))
     for k in have:
-        if k not in want and "UNSPEC" not in k and "MAX" not in k:
+        if k not in want and k not in skip:
             p.append("%s: %s is in the header only" % (what, k))
     return p
+
+
+def sentinels(prefix, *names):
+    return {c_name(prefix, "unspec")} | {c_name("", n) for n in names}
 
 
 # Family, version, group.
@@ -81,13 +88,17 @@ check("family name, version and multicast group", p)
 ops = spec["operations"]
 check("commands: names and values",
       compare("cmd", spec_values(ops["list"], ops["name-prefix"], 1),
-              uapi_enum("ordma_nl_cmd")))
+              uapi_enum("ordma_nl_cmd"),
+              sentinels(ops["name-prefix"], ops["cmd-cnt-name"],
+                        ops["cmd-max-name"])))
 sets = {s["name"]: s for s in spec["attribute-sets"]}
 for sname, enum in (("dev", "ordma_nl_attr"), ("model", "ordma_nl_model_attr")):
     s = sets[sname]
     check("attribute set %s: names and values" % sname,
           compare(sname, spec_values(s["attributes"], s["name-prefix"], 1),
-                  uapi_enum(enum)))
+                  uapi_enum(enum),
+                  sentinels(s["name-prefix"], s["attr-cnt-name"],
+                            s["attr-max-name"])))
 for d in spec["definitions"]:
     check("enum %s: names and values" % d["name"],
           compare(d["name"], spec_values(d["entries"], d["name-prefix"], 0),
@@ -99,15 +110,20 @@ sizes = {"SZ_4K": 4096, "SZ_1M": 1 << 20, "SZ_1G": 1 << 30}
 
 
 def value(expr):
-    """A constant of nl.c's policies: a number, an SZ_, a #define, an enum."""
+    """A constant of nl.c's policies: a number, a shift of one, an SZ_, a
+    #define, an enum."""
     expr = expr.strip()
     if expr == "IB_DEVICE_NAME_MAX - 1":
         return 63
     if re.fullmatch(r"\d+", expr):
         return int(expr)
+    m = re.fullmatch(r"\(\s*(\d+)U?L{0,2}\s*<<\s*(\d+)\s*\)", expr)
+    if m:
+        return int(m.group(1)) << int(m.group(2))
     if expr in sizes:
         return sizes[expr]
-    m = re.search(r"#define %s\s+(\S+)" % expr, ordma_h)
+    m = re.search(r"^#define %s[ \t]+(.+?)[ \t]*(?:/\*.*)?$" % re.escape(expr),
+                  ordma_h, re.M)
     if m:
         return value(m.group(1))
     for e in ("ordma_nl_mode", "ordma_nl_port_state"):
@@ -177,6 +193,46 @@ for op in ops["list"]:
         if want != pol:
             p.append("%s %s: spec %s, nl.c %s" % (cmd, kind, want, pol))
 check("requests: policies, handlers and admin-perm of nl.c", p)
+
+
+def puts(fn):
+    """ATTRs function @fn of nl.c puts, with those of the ordma_nl_put_*()
+    it calls (the nest of the model by its own attribute only)."""
+    body = re.search(r"^static int %s\(.*?^\}" % fn, nl, re.S | re.M).group(0)
+    out = set(re.findall(r"\b(?:nla_put\w*|nla_nest_start|ordma_nl_put_u64)"
+                         r"\(\s*skb,\s*(ORDMA_NL_A_\w+)", body))
+    for callee in re.findall(r"\b(ordma_nl_put_\w+)\(\s*skb,\s*[a-z]", body):
+        out |= puts(callee)
+    return out
+
+
+# What each reply and event carries: DEV_GET every part of
+# ordma_nl_fill(), POOL_GET its name and pool alone, CHAN_UP no errno.
+chan = puts("ordma_nl_fill_chan")
+sent = {
+    "dev-get": puts("ordma_nl_fill"),
+    "pool-get": {"ORDMA_NL_A_DEV_NAME"} | puts("ordma_nl_put_pool"),
+    "dev-add": puts("ordma_nl_fill_dev"),
+    "dev-del": puts("ordma_nl_fill_dev"),
+    "pool-changed": puts("ordma_nl_fill_pool"),
+    "chan-up": chan - {"ORDMA_NL_A_ERRNO"},
+    "chan-down": chan,
+}
+p = []
+for op in ops["list"]:
+    if op["name"] not in sent:
+        continue
+    for kind in ("do", "dump", "event"):
+        if kind not in op:
+            continue
+        msg = op[kind] if kind == "event" else op[kind]["reply"]
+        want = {c_name("ordma-nl-a-", a) for a in msg["attributes"]}
+        have = sent[op["name"]]
+        for a in sorted(want - have):
+            p.append("%s %s: %s in the spec, not put by nl.c" % (op["name"], kind, a))
+        for a in sorted(have - want):
+            p.append("%s %s: %s put by nl.c, not in the spec" % (op["name"], kind, a))
+check("replies and events: the attributes nl.c puts", p)
 
 print("TAP version 13")
 print("1..%d" % len(results))

@@ -642,32 +642,33 @@ struct ordma_ring_enter {
  * - ORDMA_NL_CMD_POOL_GET: the pool and the settings alone; a dump as for
  *   DEV_GET.
  * - ORDMA_NL_CMD_POOL_SET (CAP_NET_ADMIN): change any of pool_bytes,
- *   chunk_bytes, chan_quota_chunks, user_quota_chunks, mode and
- *   progress_timeout_ms, with the rules of their sysfs files
- *   (Documentation/ABI/testing/sysfs-class-ordma). Every value is checked
- *   before any is applied; then pool_bytes and chunk_bytes change together
- *   in one step, which may still fail (EBUSY: a new chunk_bytes while
- *   channels hold chunks; ENOMEM) and then leaves every setting as it was,
- *   and the others follow. A request changes all it names or nothing.
+ *   chunk_bytes, chan_quota_chunks, user_quota_chunks, mode,
+ *   progress_timeout_ms and cache_max_bytes, with the rules of their sysfs
+ *   files (Documentation/ABI/testing/sysfs-class-ordma). Every value is
+ *   checked before any is applied; then pool_bytes and chunk_bytes change
+ *   together in one step, which may still fail (EBUSY: a new chunk_bytes
+ *   while channels hold chunks; ENOMEM) and then leaves every setting as it
+ *   was, and the others follow. A request changes all it names or nothing.
  * - ORDMA_NL_CMD_STATS_RESET (CAP_NET_ADMIN): zero a device's counters;
- *   gauges (channels, pages_pinned, mrs_live, chunks_*) keep their values,
- *   high_water restarts from the chunks held now. Counters only grow except
- *   across a reset, which is not atomic across counters: an operation
- *   completing meanwhile may be counted before it in some and after it in
- *   others.
+ *   gauges (channels, pages_pinned, mrs_live, cache_pages, chunks_*) keep
+ *   their values, high_water restarts from the chunks held now. Counters
+ *   only grow except across a reset, which is not atomic across counters:
+ *   an operation completing meanwhile may be counted before it in some and
+ *   after it in others.
  *
  * Every command validates strictly, with an extended ack message and the
  * offset of the attribute at fault (NLMSGERR_ATTR_OFFS): an unknown or
  * malformed attribute or a missing device name is EINVAL; a setting outside
  * its static range (pool_bytes 4096 to 1073741824, chunk_bytes 4096 to
  * 1048576, chan_quota_chunks and user_quota_chunks 1 to 65536, mode an enum
- * ordma_nl_mode, progress_timeout_ms 100 to 3600000) is ERANGE from the
- * netlink core, the bounds in NLMSGERR_ATTR_POLICY (so is a string whose
- * NUL is followed by more bytes than the attribute may hold); a setting
- * refused against the others (a chunk_bytes that is no power of two or
- * larger than the pool, a pool_bytes smaller than a chunk) is EINVAL; an
- * unknown command is EOPNOTSUPP; a name no ordma device has is ENODEV; a
- * change without CAP_NET_ADMIN is EPERM.
+ * ordma_nl_mode, progress_timeout_ms 100 to 3600000, cache_max_bytes 0 to
+ * 1099511627776) is ERANGE from the netlink core, the bounds in
+ * NLMSGERR_ATTR_POLICY (so is a string whose NUL is followed by more bytes
+ * than the attribute may hold); a setting refused against the others (a
+ * chunk_bytes that is no power of two or larger than the pool, a
+ * pool_bytes smaller than a chunk) is EINVAL; an unknown command is
+ * EOPNOTSUPP; a name no ordma device has is ENODEV; a change without
+ * CAP_NET_ADMIN is EPERM.
  *
  * The multicast group ORDMA_GENL_MCGRP_EVENTS carries
  * ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost its
@@ -680,10 +681,10 @@ struct ordma_ring_enter {
  * ORDMA_NL_CMD_POOL_CHANGED is sent after a POOL_SET, or a write to a sysfs
  * setting file, that changed the value of at least one setting
  * (pool_bytes, chunk_bytes, chan_quota_chunks, user_quota_chunks, mode,
- * progress_timeout_ms), once per such request; never for a refused
- * request, nor for one that leaves every value as it was (the values it
- * has, or a pool_bytes that rounds down to the size the pool has). It
- * carries the attributes of POOL_GET as read when it is sent.
+ * progress_timeout_ms, cache_max_bytes), once per such request; never for
+ * a refused request, nor for one that leaves every value as it was (the
+ * values it has, or a pool_bytes that rounds down to the size the pool
+ * has). It carries the attributes of POOL_GET as read when it is sent.
  *
  * ORDMA_NL_CMD_CHAN_UP is sent once for a channel end, when it is
  * established; ORDMA_NL_CMD_CHAN_DOWN once for each channel end that sent
@@ -778,6 +779,13 @@ enum ordma_nl_cmd {
  * @ORDMA_NL_A_PEER_IPV6: binary (16 bytes), the peer's IPv6 address
  * @ORDMA_NL_A_PEER_PORT: u16 (network byte order), the peer's port
  * @ORDMA_NL_A_ERRNO: u32, a positive errno: why a channel end went down
+ * @ORDMA_NL_A_CACHE_MAX_BYTES: u64, the most one file keeps pinned in its
+ *	channels' pin caches, in bytes (settable)
+ * @ORDMA_NL_A_CACHE_HITS: u64, source segments a pin cache held whole
+ * @ORDMA_NL_A_CACHE_MISSES: u64, source segments that pinned some pages
+ * @ORDMA_NL_A_CACHE_INVALIDATIONS: u64, cached ranges dropped because the
+ *	mapping under them changed
+ * @ORDMA_NL_A_CACHE_PAGES: u64, pages the pin caches hold now (a gauge)
  * @__ORDMA_NL_A_MAX: one after the last
  * @ORDMA_NL_A_MAX: the last
  *
