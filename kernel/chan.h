@@ -12,7 +12,6 @@
 #include <linux/lockdep.h>
 #include <linux/interval_tree.h>
 #include <linux/mmu_notifier.h>
-#include <linux/scatterlist.h>
 #include <rdma/rdma_cm.h>
 
 #include "file.h"
@@ -79,8 +78,7 @@ enum ordma_seg_state {
  *	invalidated, evicted or never cached
  * @npages: pages pinned
  * @pages: the pinned pages
- * @dma: the DMA address of each page
- * @sgt: the scatter table @dma was mapped from
+ * @dma: the DMA address of each page, mapped one by one
  */
 struct ordma_pin {
 	struct mmu_interval_notifier mni;
@@ -92,7 +90,6 @@ struct ordma_pin {
 	u32 npages;
 	struct page **pages;
 	dma_addr_t *dma;
-	struct sg_table sgt;
 };
 
 /**
@@ -109,7 +106,7 @@ struct ordma_pin {
  *	worker adds it, so it may test @node without the lock
  */
 struct ordma_pcache {
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	struct rb_root_cached tree;
 	struct list_head lru;
 	struct list_head dead;
@@ -582,6 +579,8 @@ void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin);
 bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len);
 u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge);
+void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
+		    u8 npins, u64 addr, u64 len);
 int ordma_pin_module_init(void);
 void ordma_pin_module_exit(void);
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Every difference between the kernels ordma builds against (Debian's 6.1
- * and 6.12) is absorbed here and nowhere else.
+ * and 6.12) is absorbed here and nowhere else. The ORDMA_HAVE_* macros say
+ * what the kernel's headers provide (kernel/Kbuild looks).
  */
 #ifndef _ORDMA_COMPAT_H
 #define _ORDMA_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 
@@ -14,7 +14,7 @@ typedef unsigned long (*ordma_shrink_fn)(struct shrinker *s,
 					 struct shrink_control *sc);
 
 /*
- * A registered shrinker (6.7 made shrinkers allocated by the core), or
+ * A registered shrinker (since 6.7 the core allocates shrinkers), or
  * NULL when out of memory.
  */
 static inline struct shrinker *ordma_shrinker_create(const char *name,
@@ -23,7 +23,7 @@ static inline struct shrinker *ordma_shrinker_create(const char *name,
 {
 	struct shrinker *s;
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef ORDMA_HAVE_SHRINKER_ALLOC
 	s = shrinker_alloc(0, "%s", name);
 	if (!s)
 		return NULL;
@@ -47,7 +47,7 @@ static inline struct shrinker *ordma_shrinker_create(const char *name,
 
 static inline void ordma_shrinker_destroy(struct shrinker *s)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef ORDMA_HAVE_SHRINKER_ALLOC
 	shrinker_free(s);
 #else
 	unregister_shrinker(s);

@@ -111,8 +111,9 @@ struct ordma_dev *ordma_dev_get_at(unsigned long pos, u32 *gen)
  *
  * The counters go to 0 (the pool's alloc_waits too, its high_water to the
  * chunks held now); the gauges (channels, pages_pinned, mrs_live,
- * cache_pages, the pool's chunks) and the cost model are left alone. Counts of operations
- * under way when it runs land before or after the reset.
+ * cache_pages, the pool's chunks) and the cost model are left alone.
+ * Counts of operations under way when it runs land before or after the
+ * reset.
  */
 void ordma_dev_reset_stats(struct ordma_dev *odev)
 {

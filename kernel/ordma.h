@@ -260,11 +260,11 @@ struct ordma_dev {
 
 /* Default of progress_timeout_ms, and its bounds. */
 #define ORDMA_PROGRESS_MS	30000
-/* Default of cache_max_bytes, and its bound (1 TiB). */
-#define ORDMA_CACHE_MAX		(64ULL << 20)
-#define ORDMA_CACHE_MAX_MAX	(1ULL << 40)
 #define ORDMA_PROGRESS_MS_MIN	100
 #define ORDMA_PROGRESS_MS_MAX	3600000
+/* Default of cache_max_bytes, and its bound (1 TiB). */
+#define ORDMA_CACHE_MAX		(64ULL << 20)
+#define ORDMA_CACHE_MAX_MAX	BIT_ULL(40)
 
 /**
  * enum ordma_user_res - what user.c counts per user

@@ -104,6 +104,34 @@ static u64 ordma_pin_end(const struct ordma_pin *pin)
 	return pin->it.last + 1;
 }
 
+/* Undo the DMA mapping of the first @n pages of @pin. */
+static void ordma_pin_unmap(struct ib_device *ibdev, struct ordma_pin *pin,
+			    u32 n)
+{
+	while (n--)
+		ib_dma_unmap_page(ibdev, pin->dma[n], PAGE_SIZE, DMA_TO_DEVICE);
+}
+
+/*
+ * Map each page on its own, so that a send may sync just the bytes it
+ * sends (ordma_pin_sync()). Returns 0 or -ENOMEM.
+ */
+static int ordma_pin_map(struct ib_device *ibdev, struct ordma_pin *pin,
+			 u32 npages)
+{
+	u32 i;
+
+	for (i = 0; i < npages; i++) {
+		pin->dma[i] = ib_dma_map_page(ibdev, pin->pages[i], 0,
+					      PAGE_SIZE, DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, pin->dma[i])) {
+			ordma_pin_unmap(ibdev, pin, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* Unpin, unmap and free a range that no lookup can find and nobody holds. */
 static void ordma_pin_release(struct ordma_chan *chan, struct ordma_pin *pin)
 {
@@ -112,10 +140,7 @@ static void ordma_pin_release(struct ordma_chan *chan, struct ordma_pin *pin)
 	might_sleep();
 	if (pin->mni.mm)
 		mmu_interval_notifier_remove(&pin->mni);
-	if (pin->sgt.nents)
-		ib_dma_unmap_sgtable_attrs(odev->ibdev, &pin->sgt,
-					   DMA_TO_DEVICE, 0);
-	sg_free_table(&pin->sgt);
+	ordma_pin_unmap(odev->ibdev, pin, pin->npages);
 	if (pin->npages) {
 		unpin_user_pages(pin->pages, pin->npages);
 		ordma_memlock_uncharge(chan->ofile, pin->npages);
@@ -252,12 +277,10 @@ static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
 {
 	struct ordma_pcache *pc = &chan->pcache;
 	struct ordma_file *ofile = chan->ofile;
-	struct sg_dma_page_iter it;
 	struct ordma_pin *pin;
 	unsigned long seq;
 	u64 max, held;
 	int ret, got;
-	u32 i;
 
 	/* The shrinker finds a cache once it has pinned anything. */
 	if (list_empty(&pc->node)) {
@@ -305,21 +328,9 @@ static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
 		ret = got < 0 ? got : -EFAULT;
 		goto err_remove;
 	}
-	ret = sg_alloc_table_from_pages(&pin->sgt, pin->pages, npages, 0,
-					(u64)npages << PAGE_SHIFT, GFP_KERNEL);
+	ret = ordma_pin_map(chan->odev->ibdev, pin, npages);
 	if (ret)
 		goto err_unpin;
-	ret = ib_dma_map_sgtable_attrs(chan->odev->ibdev, &pin->sgt,
-				       DMA_TO_DEVICE, 0);
-	if (ret) {
-		sg_free_table(&pin->sgt);
-		pin->sgt.nents = 0;
-		goto err_unpin;
-	}
-	i = 0;
-	for_each_sgtable_dma_page(&pin->sgt, &it, 0)
-		pin->dma[i++] = sg_page_iter_dma_address(&it);
-
 	pin->npages = npages;
 	pin->users = 1;
 	atomic_long_add(npages, &ofile->cache_pages);
@@ -560,6 +571,41 @@ u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 	if (*nsge && sge)
 		sge[*nsge - 1] = cur;
 	return done;
+}
+
+/**
+ * ordma_pin_sync() - make bytes of a source segment visible to the device
+ * @ibdev: the device the ranges are mapped for
+ * @pins: the segment's ranges
+ * @npins: how many
+ * @addr: user address of the first byte about to be sent
+ * @len: bytes
+ *
+ * The pages were mapped once, when pinned, and the owner may have written
+ * them since: where the mapping bounces (swiotlb) or the device does not
+ * snoop, the bytes must be synced before every send.
+ */
+void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
+		    u8 npins, u64 addr, u64 len)
+{
+	u64 end = addr + len, off, n;
+	u8 i = 0;
+
+	if (ib_uses_virt_dma(ibdev))
+		return;
+	while (addr < end) {
+		while (i < npins && ordma_pin_end(pins[i]) <= addr)
+			i++;
+		if (WARN_ON_ONCE(i == npins || addr < ordma_pin_start(pins[i])))
+			return;
+		off = addr - ordma_pin_start(pins[i]);
+		n = min(end - addr, PAGE_SIZE - offset_in_page(off));
+		dma_sync_single_range_for_device(ibdev->dma_device,
+						 pins[i]->dma[off >> PAGE_SHIFT],
+						 offset_in_page(off), n,
+						 DMA_TO_DEVICE);
+		addr += n;
+	}
 }
 
 /**

@@ -409,6 +409,8 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 				   seg->uaddr + tx->seg_off, plen, lkey, pay,
 				   chan->send_sge - 1, &npay) != plen)
 			return -EINVAL;
+		ordma_pin_sync(chan->odev->ibdev, seg->pins, seg->npins,
+			       seg->uaddr + tx->seg_off, plen);
 	} else {
 		pay->addr = chunk->dma + ORDMA_HDR_LEN;
 		pay->lkey = lkey;
