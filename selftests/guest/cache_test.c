@@ -877,6 +877,8 @@ TEST_F_TIMEOUT(reuse, thp_split, 600)
 	int i, k, huge = 0;
 	size_t across;
 
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "this kernel has no transparent huge pages (CONFIG_TRANSPARENT_HUGEPAGE)");
 	ASSERT_EQ(0, link_up(l));
 	for (i = 0; i < FEW; i++) {
 		raw = map_anon(NULL, 2 * HP_LEN, 0);
