@@ -110,8 +110,8 @@ sizes = {"SZ_4K": 4096, "SZ_1M": 1 << 20, "SZ_1G": 1 << 30}
 
 
 def value(expr):
-    """A constant of nl.c's policies: a number, a shift of one, an SZ_, a
-    #define, an enum."""
+    """A constant of nl.c's policies: a number, a shift of one, a BIT(), an
+    SZ_, a #define, an enum."""
     expr = expr.strip()
     if expr == "IB_DEVICE_NAME_MAX - 1":
         return 63
@@ -120,6 +120,9 @@ def value(expr):
     m = re.fullmatch(r"\(\s*(\d+)U?L{0,2}\s*<<\s*(\d+)\s*\)", expr)
     if m:
         return int(m.group(1)) << int(m.group(2))
+    m = re.fullmatch(r"BIT(?:_ULL)?\(\s*(\d+)\s*\)", expr)
+    if m:
+        return 1 << int(m.group(1))
     if expr in sizes:
         return sizes[expr]
     m = re.search(r"^#define %s[ \t]+(.+?)[ \t]*(?:/\*.*)?$" % re.escape(expr),
