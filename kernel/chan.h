@@ -12,6 +12,8 @@
 #include <linux/lockdep.h>
 #include <linux/interval_tree.h>
 #include <linux/mmu_notifier.h>
+#include <linux/scatterlist.h>
+#include <linux/completion.h>
 #include <rdma/rdma_cm.h>
 
 #include "file.h"
@@ -116,6 +118,34 @@ struct ordma_pcache {
 };
 
 /**
+ * struct ordma_frwr - a channel's fast registration of destinations (frwr.c)
+ * @qp: a queue pair of the channel's PD connected to itself, for REG_MR
+ *	and LOCAL_INV alone; NULL until the first destination
+ * @cq: its completion queue
+ * @cqe: the completion of the one work request in flight
+ * @done: completed with it
+ * @status: its status
+ * @broken: no fast registration on this channel (no support, or @qp
+ *	failed): destinations are registered with ib_reg_user_mr()
+ * @idle: invalid MRs of a segment's size kept for the next segments
+ * @nidle: how many
+ *
+ * Only the registration worker touches it (or ordma_mr_flush() once the
+ * worker has stopped); the completion handler writes @status, then
+ * completes @done.
+ */
+struct ordma_frwr {
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+	bool broken;
+	struct ib_mr *idle[ORDMA_SEG_DEPTH];
+	u8 nidle;
+};
+
+/**
  * struct ordma_seg - a range of a user buffer, pinned and registered
  * @op_node: on its operation's list of segments, or on chan->standing for
  *	a standing one (worker)
@@ -139,6 +169,9 @@ struct ordma_pcache {
  * @abandoned: the worker gave it up while it was being registered (lock)
  * @pinned: pages the registration pinned, or the pinned ranges hold
  * @mr: a destination's registration (iova ordma_seg_iova(@uaddr))
+ * @fast: @mr is a fast registration (frwr.c), else from ib_reg_user_mr()
+ * @dpages: a fast-registered destination's pinned pages, @ndpages of them
+ * @sgt: and their DMA mapping
  * @pins: a source's pinned ranges from the channel's cache (pin.c), in
  *	address order, together covering [@uaddr, @uaddr + @len); sent from
  *	with the PD's local_dma_lkey
@@ -172,6 +205,10 @@ struct ordma_seg {
 	bool abandoned;			/* chan->lock */
 	u32 pinned;
 	struct ib_mr *mr;
+	bool fast;
+	struct page **dpages;
+	u32 ndpages;
+	struct sg_table sgt;
 	struct ordma_pin *pins[ORDMA_SEG_PINS];
 	u8 npins;
 	u32 sends;			/* run */
@@ -372,6 +409,7 @@ enum ordma_chan_phase {
  * @send_sge: scatter entries a send work request of the QP may have
  * @tx_sge: where ordma_tx_post() builds a work request's entries
  * @pcache: pinned source ranges kept for the next sends (pin.c)
+ * @frwr: fast registration of destinations (frwr.c)
  * @pages_pinned, @mrs_live: what the channel's segments hold now (atomic)
  * @write_cqe: completion of the unsignaled RDMA WRITEs, seen only when one
  *	failed
@@ -479,6 +517,7 @@ struct ordma_chan {
 	u32 send_sge;
 	struct ib_sge tx_sge[ORDMA_TX_SGE];	/* run */
 	struct ordma_pcache pcache;
+	struct ordma_frwr frwr;
 	atomic64_t pages_pinned;
 	atomic_t mrs_live;
 
@@ -567,6 +606,13 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 void ordma_seg_put(struct ordma_chan *chan, struct ordma_seg *seg);
 u64 ordma_seg_end(u64 start, u64 end);
 void ordma_mr_flush(struct ordma_chan *chan);
+
+/* frwr.c */
+void ordma_frwr_init(struct ordma_chan *chan);
+int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
+		   u32 npages, u64 iova);
+void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg);
+void ordma_frwr_destroy(struct ordma_chan *chan);
 
 /* pin.c */
 int ordma_memlock_charge(struct ordma_file *ofile, u32 npages);

@@ -7,26 +7,20 @@
  * is pinned and DMA-mapped, with no MR: its pages are sent from with the
  * PD's local_dma_lkey, and the channel's pin cache (pin.c) keeps them for
  * the next sends, so a source the cache holds whole is ready at once,
- * without the worker. A destination, which the peer writes into, is an MR
- * of the channel's own PD from ib_reg_user_mr() (FOLL_LONGTERM pinning by
- * the RDMA core, the pages reserved against the owner's RLIMIT_MEMLOCK
- * first), so its rkey works on that channel's QP alone. While a segment
- * readies, the data path worker keeps copying the head of the buffer
- * through pool chunks; it sends straight from the segment once the segment
- * comes back ready. When the last send from a source has completed the
- * worker lets go of its pinned ranges; a destination is deregistered by
- * the registration worker (ib_dereg_mr(), which unpins): none of that is on
- * the critical path of a send. A receive's segments are destinations the
- * peer may write into, so a RECV completes only once the last of them is
- * deregistered (struct ordma_req dereg_wait); those the peer filled
- * earlier are deregistered while the rest arrives.
- *
- * Why not fast registration (IB_WR_REG_MR on the channel's QP, MRs from an
- * ib_mr_pool) for destinations? Flow control between ordma endpoints is RNR
- * retry, and rdma_rxe (6.1) re-executes local work requests when a retry
- * rewinds the send queue: a REG_MR between two sends runs twice and fails
- * the QP. A registration that is not a work request cannot be replayed, is
- * usable by the QP as soon as it returns, and needs no LOCAL_INV.
+ * without the worker. A destination, which the peer writes into, is pinned
+ * for writing and fast-registered (frwr.c) in the channel's own PD, with a
+ * new rkey each time, so it works on that channel's QP alone; where the
+ * device cannot, an MR from ib_reg_user_mr(). Its pages are reserved
+ * against the owner's RLIMIT_MEMLOCK first. While a segment readies, the
+ * data path worker keeps copying the head of the buffer through pool
+ * chunks; it sends straight from the segment once the segment comes back
+ * ready. When the last send from a source has completed the worker lets
+ * go of its pinned ranges; a destination is invalidated (or deregistered)
+ * and unpinned by the registration worker: none of that is on the
+ * critical path of a send. A receive's segments are destinations the peer
+ * may write into, so a RECV completes only once the last of them is
+ * invalidated (struct ordma_req dereg_wait); those the peer filled earlier
+ * are invalidated while the rest arrives.
  *
  * Life of a segment (enum ordma_seg_state), and who moves it:
  *
@@ -82,7 +76,10 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	if (!seg->mr)
 		return;
 	t0 = ordma_now();
-	ib_dereg_mr(seg->mr);
+	if (seg->fast)
+		ordma_frwr_unreg(chan, seg);
+	else
+		ib_dereg_mr(seg->mr);
 	ns = ordma_ns_since(t0);
 	seg->mr = NULL;
 	spin_lock(&odev->model_lock);
@@ -207,15 +204,21 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 		return ret;
 	t0 = ordma_now();
 	/* A destination is offered to the peer for RDMA WRITE. */
-	mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
-			    ordma_seg_iova(seg->uaddr),
-			    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
-	if (IS_ERR(mr)) {
+	ret = ordma_frwr_reg(chan, seg, npages, ordma_seg_iova(seg->uaddr));
+	if (ret == -EOPNOTSUPP) {
+		mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
+				    ordma_seg_iova(seg->uaddr),
+				    IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_WRITE);
+		ret = PTR_ERR_OR_ZERO(mr);
+		if (!ret)
+			seg->mr = mr;
+	}
+	if (ret) {
 		ordma_memlock_uncharge(chan->ofile, npages);
-		return PTR_ERR(mr);
+		return ret;
 	}
 	ns = ordma_ns_since(t0);
-	seg->mr = mr;
 	seg->pinned = npages;
 	atomic_inc(&odev->mrs_live);
 	atomic_inc(&chan->mrs_live);
@@ -484,6 +487,7 @@ void ordma_mr_flush(struct ordma_chan *chan)
 		kfree(seg);
 	}
 	chan->nsegs = 0;
+	ordma_frwr_destroy(chan);
 	ordma_pin_flush(chan);
 }
 
@@ -511,5 +515,6 @@ void ordma_mr_setup(struct ordma_chan *chan)
 void ordma_mr_init(struct ordma_chan *chan)
 {
 	INIT_WORK(&chan->reg_work, ordma_mr_work);
+	ordma_frwr_init(chan);
 	ordma_pin_init(chan);
 }

@@ -962,17 +962,20 @@ static int mode_write(const char *mode)
  * ordma receives into @rbuf (PL_LEN) in mode zerocopy from a raw peer;
  * wait for its early offer, taken before anything was sent.
  */
-static void place_early_offer(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(proto) *self, unsigned char *rbuf,
-			      struct place_peer *pp, struct wire_hdr *offer)
+static __u32 place_early_offer(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(proto) *self, unsigned char *rbuf,
+			       struct place_peer *pp, struct wire_hdr *offer)
 {
+	__u32 chan;
+
 	ASSERT_EQ(0, mode_write("zerocopy"));
 	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
 		  hostile_connect(self, WIRE_VERSION));
 	ASSERT_EQ(0, place_peer_init(self, pp));
-	accept_and_recv(_metadata, self, rbuf, PL_LEN);
+	chan = accept_and_recv(_metadata, self, rbuf, PL_LEN);
 	ASSERT_EQ(0, place_wait_offer(self, pp, offer));
 	EXPECT_EQ(0, mode_write("auto"));
+	return chan;
 }
 
 /*
@@ -1888,39 +1891,52 @@ TEST_F_TIMEOUT(proto, rkey_of_one_channel_fails_on_another, 300)
  * refused by the device (the range was deregistered first) and the buffer
  * keeps the message.
  */
-TEST_F_TIMEOUT(proto, key_of_completed_receive_is_dead, 300)
+/*
+ * Message @msg of PL_LEN bytes RDMA WRITTEN into every range ordma offers
+ * for it, from offers[@first] on, the last range last. Return: the index
+ * of the last offer.
+ */
+static int place_whole(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(proto) *self, struct place_peer *pp,
+		       int first, uint64_t msg)
 {
-	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t done = 0, n;
+	struct wire_hdr *o;
+	int k;
+
+	for (k = first; done < PL_LEN; k++) {
+		ASSERT_GT(16, k);
+		ASSERT_EQ(0, place_wait_for(self, pp, &pp->noffers, k + 1));
+		o = &pp->offers[k];
+		ASSERT_EQ(msg, o->op_id);
+		ASSERT_EQ(done, o->offset);
+		n = o->total_len < PL_LEN - done ? o->total_len : PL_LEN - done;
+		ASSERT_EQ(0, place_write(self, pp, done, n, o->base,
+					 (uint32_t)o->token, msg));
+		done += n;
+	}
+	return k - 1;
+}
+
+/*
+ * A RDMA WRITE of 4096 bytes of 0xab to @o's range with @o's key: the
+ * status of its completion. Expect the buffer to hold message 1 still.
+ */
+static int place_stale_write(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(proto) *self, struct place_peer *pp,
+			     const struct wire_hdr *o)
+{
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct place_peer pp;
-	struct wire_hdr *o;
 	struct ibv_wc wc;
-	size_t i, done = 0, n;
 	int k, tries = 0;
 
-	ASSERT_NE(MAP_FAILED, rbuf);
-	memset(rbuf, 0, PL_LEN);
-	place_early_offer(_metadata, self, rbuf, &pp, &pp.offers[0]);
-	for (k = 0; done < PL_LEN; k++) {
-		ASSERT_GT(16, k);
-		ASSERT_EQ(0, place_wait_for(self, &pp, &pp.noffers, k + 1));
-		o = &pp.offers[k];
-		ASSERT_EQ(done, o->offset);
-		n = o->total_len < PL_LEN - done ? o->total_len : PL_LEN - done;
-		ASSERT_EQ(0, place_write(self, &pp, done, n, o->base,
-					 (uint32_t)o->token, 1));
-		done += n;
-	}
-	ASSERT_EQ(PL_LEN, wait_res(self->fd));
-
-	memset(pp.src, 0xab, 4096);
-	sge.addr = (uintptr_t)pp.src;
+	memset(pp->src, 0xab, 4096);
+	sge.addr = (uintptr_t)pp->src;
 	sge.length = 4096;
-	sge.lkey = pp.src_mr->lkey;
+	sge.lkey = pp->src_mr->lkey;
 	wr.wr.rdma.remote_addr = o->base;
 	wr.wr.rdma.rkey = (uint32_t)o->token;
 	ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
@@ -1929,7 +1945,7 @@ TEST_F_TIMEOUT(proto, key_of_completed_receive_is_dead, 300)
 		ASSERT_LE(0, k);
 		ASSERT_GT(10000, tries);
 		if (k && wc.opcode == IBV_WC_RECV) {
-			place_note_recv(self, &pp, &wc);
+			place_note_recv(self, pp, &wc);
 			continue;
 		}
 		if (k)
@@ -1937,13 +1953,98 @@ TEST_F_TIMEOUT(proto, key_of_completed_receive_is_dead, 300)
 		tries++;
 		usleep(1000);
 	}
-	TH_LOG("a write after the completion: %s",
-	       ibv_wc_status_str(wc.status));
-	EXPECT_EQ((int)IBV_WC_REM_ACCESS_ERR, (int)wc.status);
+	return wc.status;
+}
+
+/* The first byte of @rbuf that is not message 1's, or PL_LEN. */
+static size_t place_first_changed(const unsigned char *rbuf)
+{
+	size_t i;
+
 	for (i = 0; i < PL_LEN; i++)
 		if (rbuf[i] != pl_byte(i))
 			break;
-	EXPECT_EQ((size_t)PL_LEN, i) TH_LOG("first changed byte at %zu", i);
+	return i;
+}
+
+TEST_F_TIMEOUT(proto, key_of_completed_receive_is_dead, 300)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct place_peer pp;
+	int last, st;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	memset(rbuf, 0, PL_LEN);
+	place_early_offer(_metadata, self, rbuf, &pp, &pp.offers[0]);
+	last = place_whole(_metadata, self, &pp, 0, 1);
+	ASSERT_EQ(PL_LEN, wait_res(self->fd));
+
+	st = place_stale_write(_metadata, self, &pp, &pp.offers[last]);
+	TH_LOG("a write after the completion: %s", ibv_wc_status_str(st));
+	EXPECT_EQ((int)IBV_WC_REM_ACCESS_ERR, st);
+	EXPECT_EQ((size_t)PL_LEN, place_first_changed(rbuf));
+	place_peer_fini(&pp);
+	munmap(rbuf, PL_LEN);
+}
+
+/*
+ * The same buffer received into twice: the second receive's ranges are
+ * registered again, with keys none of the first receive's had: a fast
+ * registration reuses the MRs of the first, each with its next key (same
+ * index, the upper 24 bits; the next value of the low 8). A write with a key of
+ * the first receive while the second is offered is refused by the device
+ * and leaves the buffer as the first message left it.
+ */
+TEST_F_TIMEOUT(proto, key_of_previous_receive_is_dead_for_the_next, 300)
+{
+	unsigned char *rbuf = mmap(NULL, PL_LEN, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV,
+				  .addr = (unsigned long)rbuf, .len = PL_LEN };
+	struct place_peer pp;
+	int first, last, k, j, st, again = 0;
+	uint32_t a, b;
+
+	ASSERT_NE(MAP_FAILED, rbuf);
+	memset(rbuf, 0, PL_LEN);
+	s.chan_id = place_early_offer(_metadata, self, rbuf, &pp,
+				      &pp.offers[0]);
+	last = place_whole(_metadata, self, &pp, 0, 1);
+	ASSERT_EQ(PL_LEN, wait_res(self->fd));
+	ASSERT_EQ((size_t)PL_LEN, place_first_changed(rbuf));
+
+	first = last + 1;
+	ASSERT_EQ(0, mode_write("zerocopy"));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	ASSERT_EQ(0, place_wait_for(self, &pp, &pp.noffers, first + 1));
+	EXPECT_EQ(0, mode_write("auto"));
+	ASSERT_EQ((uint64_t)2, pp.offers[first].op_id);
+	ASSERT_EQ(pp.offers[0].base, pp.offers[first].base);
+	for (k = 0; k <= last; k++) {
+		for (j = first; j < pp.noffers; j++) {
+			a = (uint32_t)pp.offers[k].token;
+			b = (uint32_t)pp.offers[j].token;
+			EXPECT_NE(a, b)
+				TH_LOG("offer %d of receive 2 has the key of offer %d of receive 1",
+				       j, k);
+			/* The same MR: the key's low 8 bits are its own. */
+			again += (a >> 8) == (b >> 8);
+		}
+	}
+	/* rxe fast-registers: receive 2 reuses receive 1's MRs. */
+	EXPECT_LT(0, again);
+	TH_LOG("the first range's key: %#x, then %#x",
+	       (uint32_t)pp.offers[0].token, (uint32_t)pp.offers[first].token);
+
+	st = place_stale_write(_metadata, self, &pp, &pp.offers[0]);
+	TH_LOG("a write with receive 1's key into receive 2's range: %s",
+	       ibv_wc_status_str(st));
+	EXPECT_EQ((int)IBV_WC_REM_ACCESS_ERR, st);
+	EXPECT_EQ((size_t)PL_LEN, place_first_changed(rbuf));
+	/* The refused write failed the channel: so does receive 2. */
+	EXPECT_GT(0, wait_res(self->fd));
+	EXPECT_EQ((size_t)PL_LEN, place_first_changed(rbuf));
 	place_peer_fini(&pp);
 	munmap(rbuf, PL_LEN);
 }
