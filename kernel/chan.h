@@ -127,7 +127,8 @@ struct ordma_pcache {
  * @status: its status
  * @broken: no fast registration on this channel (no support, or @qp
  *	failed): destinations are registered with ib_reg_user_mr()
- * @idle: invalid MRs of a segment's size kept for the next segments
+ * @idle: invalid MRs of a segment's size kept for the next segments (a
+ *	device that DMAs; see frwr.c)
  * @nidle: how many
  *
  * Only the registration worker touches it (or ordma_mr_flush() once the
@@ -610,7 +611,7 @@ void ordma_mr_flush(struct ordma_chan *chan);
 /* frwr.c */
 void ordma_frwr_init(struct ordma_chan *chan);
 int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
-		   u32 npages, u64 iova);
+		   u32 npages, u64 iova_base);
 void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg);
 void ordma_frwr_destroy(struct ordma_chan *chan);
 

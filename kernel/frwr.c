@@ -5,11 +5,21 @@
  * A destination's pages are pinned for writing (FOLL_LONGTERM; mr.c has
  * charged them to the owner's RLIMIT_MEMLOCK), DMA-mapped, and made
  * reachable through an MR of the channel's PD by an IB_WR_REG_MR work
- * request. The rkey changes at every registration (ib_inc_rkey()), and a
- * LOCAL_INV ends the registration before the segment is given back, so
- * before the RECV that owned it completes or the window that owned it is
- * unexposed: once the application has its completion, no write of the
- * peer's reaches the buffer, and a peer holding an old rkey holds nothing.
+ * request. The rkey changes at every registration (ib_inc_rkey()), and the
+ * registration ends before the segment is given back, so before the RECV
+ * that owned it completes or the window that owned it is unexposed: once
+ * the application has its completion, no write of the peer's reaches the
+ * buffer, and a peer holding an old rkey holds nothing.
+ *
+ * How it ends depends on who moves the bytes. A device that DMAs stops
+ * using the MR when a LOCAL_INV completes; the MR is then kept for the
+ * next segment. A software device (rdma_rxe, siw: ib_uses_virt_dma())
+ * copies with the CPU under a reference to the MR that it takes when a
+ * write's first packet passes the rkey check and drops after its last:
+ * its LOCAL_INV completes without waiting for that copy, so the pages
+ * could still be written after we unpinned them. There the MR is
+ * deregistered instead: ib_dereg_mr() waits for the device's references,
+ * and the next segment gets a new MR (and so a new key).
  *
  * The work requests do not go on the channel's QP: rdma_rxe (6.1) runs
  * local work requests again when a retry (RNR, a lost ack) rewinds the send
@@ -18,11 +28,11 @@
  * packet and so never retries. An MR belongs to its PD, not to a QP: the
  * channel's QP honours the rkey as if it had registered it.
  *
- * The queue pair, its CQ and the MRs are made at the channel's first
- * destination and kept until it closes. An MR for a segment (at most
- * ORDMA_SEG_MAX_PAGES) goes back to a small stash when invalidated, so a
- * steady stream of receives allocates none; a standing registration (a
- * window, up to ORDMA_STAND_MAX_PAGES) gets an MR of its own size.
+ * The queue pair and its CQ are made at the channel's first destination
+ * and kept until it closes. On a device that DMAs, an MR for a segment (at
+ * most ORDMA_SEG_MAX_PAGES) goes back to a small stash when invalidated,
+ * so a steady stream of receives allocates none; a standing registration
+ * (a window, up to ORDMA_STAND_MAX_PAGES) gets an MR of its own size.
  *
  * A device without memory management extensions, an iWARP device (its QPs
  * cannot be connected to themselves), a window larger than the device's
@@ -179,13 +189,17 @@ static struct ib_mr *ordma_frwr_mr_get(struct ordma_chan *chan,
 			   seg->standing ? nsg : ORDMA_FRWR_SEG_SG);
 }
 
-/* Keep @mr, invalid now, for the next segment, or free it. */
+/*
+ * Keep @mr, invalid now (or never valid), for the next segment, or free
+ * it; a software device's MRs are never kept (see the top of the file).
+ */
 static void ordma_frwr_mr_put(struct ordma_chan *chan, struct ordma_seg *seg,
 			      struct ib_mr *mr)
 {
 	struct ordma_frwr *fr = &chan->frwr;
 
 	if (!seg->standing && !fr->broken &&
+	    !ib_uses_virt_dma(chan->pd->device) &&
 	    fr->nidle < ARRAY_SIZE(fr->idle))
 		fr->idle[fr->nidle++] = mr;
 	else
@@ -212,7 +226,7 @@ static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg)
  * @seg: the destination (@seg->write), not registered; its pages are
  *	charged to the owner's RLIMIT_MEMLOCK
  * @npages: the pages it spans
- * @iova: the address its first byte has for the peer
+ * @iova_base: the page-aligned address its first page has for the peer
  *
  * On success @seg->mr is valid for local and remote write with a new rkey,
  * and ordma_frwr_unreg() must end it.
@@ -222,7 +236,7 @@ static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg)
  * writable memory; -EIO when the device failed the registration.
  */
 int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
-		   u32 npages, u64 iova)
+		   u32 npages, u64 iova_base)
 {
 	struct ordma_frwr *fr = &chan->frwr;
 	struct ib_device *ibdev = chan->pd->device;
@@ -234,10 +248,12 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		return -EOPNOTSUPP;
 	if (!fr->qp) {
 		ret = ordma_frwr_setup(chan);
+		if (ret == -ENOMEM)
+			return ret;
 		if (ret) {
 			/* Do not try again for every segment. */
 			fr->broken = true;
-			return ret == -ENOMEM ? ret : -EOPNOTSUPP;
+			return -EOPNOTSUPP;
 		}
 	}
 
@@ -272,8 +288,12 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		ret = got < 0 ? got : -EINVAL;
 		goto put_mr;
 	}
-	/* The peer sees where in a page the buffer starts, nothing more. */
-	mr->iova = iova;
+	/*
+	 * The peer sees where in a page the buffer starts, nothing more: the
+	 * offset of the first byte in its DMA page (which a bounce buffer
+	 * may move), on @iova_base.
+	 */
+	mr->iova = iova_base + (mr->iova & ~PAGE_MASK);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 
 	wr.wr.opcode = IB_WR_REG_MR;
@@ -310,8 +330,8 @@ free_pages:
  * @seg: a segment ordma_frwr_reg() registered
  *
  * When this returns the peer can no longer write into @seg's pages: the
- * MR was invalidated (or, when the registration QP has failed,
- * deregistered), and only then unmapped and unpinned.
+ * MR was invalidated (or deregistered: on a software device, or when the
+ * registration QP has failed), and only then unmapped and unpinned.
  */
 void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg)
 {
@@ -319,12 +339,12 @@ void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg)
 	struct ib_send_wr wr = {};
 	struct ib_mr *mr = seg->mr;
 
-	if (!fr->broken) {
+	if (!fr->broken && !ib_uses_virt_dma(chan->pd->device)) {
 		wr.opcode = IB_WR_LOCAL_INV;
 		wr.ex.invalidate_rkey = mr->rkey;
 		ordma_frwr_run(fr, &wr);
 	}
-	/* A failed LOCAL_INV left fr->broken: the MR is deregistered. */
+	/* Else, or if the LOCAL_INV failed (fr->broken): deregistered. */
 	ordma_frwr_mr_put(chan, seg, mr);
 	seg->mr = NULL;
 	seg->fast = false;

@@ -204,7 +204,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 		return ret;
 	t0 = ordma_now();
 	/* A destination is offered to the peer for RDMA WRITE. */
-	ret = ordma_frwr_reg(chan, seg, npages, ordma_seg_iova(seg->uaddr));
+	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
 	if (ret == -EOPNOTSUPP) {
 		mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
 				    ordma_seg_iova(seg->uaddr),
