@@ -151,12 +151,33 @@ static void ordma_seg_hold(struct ordma_chan *chan, struct ordma_seg *seg)
 }
 
 /*
+ * Readying @seg took @ns for @npages pages pinned now: count it and feed the
+ * cost model (small segments measure the fixed cost of a registration,
+ * larger ones the cost per page).
+ */
+static void ordma_seg_measured(struct ordma_chan *chan, struct ordma_seg *seg,
+			       u32 npages, u64 ns)
+{
+	struct ordma_dev *odev = chan->odev;
+
+	spin_lock(&odev->model_lock);
+	if (npages <= ORDMA_SEG_SMALL_PAGES)
+		ordma_model_reg(&odev->model, ns);
+	else
+		ordma_model_pin(&odev->model, npages,
+				ns - min(ns, odev->model.reg_ns));
+	spin_unlock(&odev->model_lock);
+	atomic64_inc(&odev->registrations);
+	atomic64_add(ns, &odev->reg_ns);
+	seg->reg_ns = ns;
+}
+
+/*
  * A source is pinned and DMA-mapped, no MR (pin.c): what the cache does not
  * hold yet is pinned now. Feeds the cost model what pinning cost.
  */
 static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 {
-	struct ordma_dev *odev = chan->odev;
 	u32 pinned;
 	u64 t0, ns;
 	int ret;
@@ -168,26 +189,15 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 		return ret;
 	ns = ordma_ns_since(t0);
 	ordma_seg_hold(chan, seg);
-	if (!pinned)
-		return 0;
-	spin_lock(&odev->model_lock);
-	if (pinned <= ORDMA_SEG_SMALL_PAGES)
-		ordma_model_reg(&odev->model, ns);
-	else
-		ordma_model_pin(&odev->model, pinned,
-				ns - min(ns, odev->model.reg_ns));
-	spin_unlock(&odev->model_lock);
-	atomic64_inc(&odev->registrations);
-	atomic64_add(ns, &odev->reg_ns);
-	seg->reg_ns = ns;
+	if (pinned)
+		ordma_seg_measured(chan, seg, pinned, ns);
 	return 0;
 }
 
 /*
  * Pin @seg, and register it if it is a destination. Runs in reg_work with
- * the owner's mm adopted (the RDMA core and pin.c pin current->mm). Feeds
- * the cost model: small segments measure the fixed cost of a
- * registration, larger ones the cost per page.
+ * the owner's mm adopted (frwr.c, the RDMA core and pin.c pin
+ * current->mm). Feeds the cost model what it took.
  */
 static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 {
@@ -224,17 +234,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	atomic_inc(&chan->mrs_live);
 	atomic64_add(npages, &odev->pages_pinned);
 	atomic64_add(npages, &chan->pages_pinned);
-
-	spin_lock(&odev->model_lock);
-	if (npages <= ORDMA_SEG_SMALL_PAGES)
-		ordma_model_reg(&odev->model, ns);
-	else
-		ordma_model_pin(&odev->model, npages,
-				ns - min(ns, odev->model.reg_ns));
-	spin_unlock(&odev->model_lock);
-	atomic64_inc(&odev->registrations);
-	atomic64_add(ns, &odev->reg_ns);
-	seg->reg_ns = ns;
+	ordma_seg_measured(chan, seg, npages, ns);
 	return 0;
 }
 
