@@ -15,9 +15,9 @@
  * using the MR when a LOCAL_INV completes; the MR is then kept for the
  * next segment. A software device (rdma_rxe, siw: ib_uses_virt_dma())
  * copies with the CPU under a reference to the MR that it takes when a
- * write's first packet passes the rkey check and drops after its last:
- * its LOCAL_INV completes without waiting for that copy, so the pages
- * could still be written after we unpinned them. There the MR is
+ * packet passes the rkey check and drops once the packet is copied: its
+ * LOCAL_INV completes without waiting for that copy, so up to a packet
+ * could still be written after we unpinned the pages. There the MR is
  * deregistered instead: ib_dereg_mr() waits for the device's references,
  * and the next segment gets a new MR (and so a new key).
  *
