@@ -600,10 +600,10 @@ void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
 			return;
 		off = addr - ordma_pin_start(pins[i]);
 		n = min(end - addr, PAGE_SIZE - offset_in_page(off));
-		dma_sync_single_range_for_device(ibdev->dma_device,
-						 pins[i]->dma[off >> PAGE_SHIFT],
-						 offset_in_page(off), n,
-						 DMA_TO_DEVICE);
+		ib_dma_sync_single_for_device(ibdev,
+					      pins[i]->dma[off >> PAGE_SHIFT] +
+					      offset_in_page(off), n,
+					      DMA_TO_DEVICE);
 		addr += n;
 	}
 }
