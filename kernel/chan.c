@@ -16,19 +16,44 @@
  *   counts; it nests inside chan->lock.
  * Order: chan->teardown, then chan->run, then odev->chans_lock; the
  * spinlocks are innermost.
+ *
+ * Channel ends and listeners are listed by id in ordma_objs for netlink: an
+ * object is stored once it is built far enough to be described
+ * (ordma_chan_publish(), ordma_listener_publish()) and erased by its
+ * release, under the xarray's lock, before it is freed, so a lookup under
+ * that lock that gets a reference with kref_get_unless_zero() holds a live
+ * object. The xarray's lock nests inside no other lock of ordma.
  */
 #include <linux/slab.h>
 
 #include "chan.h"
-#include "nl.h"
 
 struct workqueue_struct *ordma_wq;
+
+static DEFINE_XARRAY_FLAGS(ordma_objs, XA_FLAGS_ALLOC1);
+static u32 ordma_objs_next;
+
+static int ordma_obj_publish(struct ordma_obj *obj)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&ordma_objs, &obj->id, obj, xa_limit_31b,
+			      &ordma_objs_next, GFP_KERNEL_ACCOUNT);
+	return ret < 0 ? ret : 0;
+}
+
+static void ordma_obj_unpublish(struct ordma_obj *obj)
+{
+	if (obj->id)
+		xa_erase(&ordma_objs, obj->id);
+}
 
 static void ordma_listener_release(struct kref *kref)
 {
 	struct ordma_listener *lis;
 
 	lis = container_of(kref, struct ordma_listener, kref);
+	ordma_obj_unpublish(&lis->obj);
 	ordma_user_uncharge(lis->ofile->tenant, ORDMA_USER_CHANS);
 	ordma_file_put(lis->ofile);
 	kfree(lis);
@@ -49,6 +74,7 @@ static void ordma_chan_release(struct kref *kref)
 	struct ordma_chan *chan = container_of(kref, struct ordma_chan, kref);
 
 	WARN_ON_ONCE(chan->cm_id);
+	ordma_obj_unpublish(&chan->obj);
 	if (chan->listener)
 		ordma_listener_put(chan->listener);
 	ordma_user_uncharge(chan->ofile->tenant, ORDMA_USER_CHANS);
@@ -139,6 +165,7 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 		return ERR_PTR(-ENOMEM);
 	}
 	chan->obj.kind = ORDMA_KIND_CHAN;
+	chan->obj.born = jiffies;
 	chan->held.user = ordma_user_chunks(ofile->tenant);
 	kref_init(&chan->kref);
 	kref_get(&ofile->kref);
@@ -347,32 +374,149 @@ struct sockaddr *ordma_chan_peer(struct ordma_chan *chan)
 }
 
 /**
- * ordma_chan_notify_up() - tell netlink's events group a channel end is up
- * @chan: the channel, just made ESTABLISHED by its CM handler, which sets
- *	@chan->announced; its device and QP stay while the handler runs
+ * ordma_chan_err() - why a channel died
+ * @chan: the channel
+ *
+ * Return: the negative errno that ended it, or 0 while it lives.
  */
-void ordma_chan_notify_up(struct ordma_chan *chan)
-{
-	ordma_nl_chan_event(chan->odev, true, chan->qp->qp_num,
-			    ordma_chan_peer(chan), 0);
-}
-
-/**
- * ordma_chan_notify_down() - tell netlink's events group a channel end is gone
- * @chan: a channel that was announced up, being closed by
- *	ordma_chan_close() after its CM id is destroyed (no CM handler can
- *	run any more) and before its device is let go
- * @qpn: the QP number it had, saved before its QP was destroyed
- */
-void ordma_chan_notify_down(struct ordma_chan *chan, u32 qpn)
+int ordma_chan_err(struct ordma_chan *chan)
 {
 	unsigned long flags;
 	int err;
 
 	spin_lock_irqsave(&chan->lock, flags);
-	err = chan->err;
+	err = chan->phase == ORDMA_PHASE_DEAD ? chan->err : 0;
 	spin_unlock_irqrestore(&chan->lock, flags);
-	ordma_nl_chan_event(chan->odev, false, qpn, ordma_chan_peer(chan), err);
+	return err;
+}
+
+/**
+ * ordma_chan_publish() - list a channel end for netlink
+ * @chan: the channel, whose QP was just made on @cm_id's device
+ * @cm_id: its CM id, bound to the local address
+ *
+ * Context: process context (a CM handler or a request handler).
+ * Return: 0, -ENOMEM or -EBUSY (no id left).
+ */
+int ordma_chan_publish(struct ordma_chan *chan, struct rdma_cm_id *cm_id)
+{
+	chan->qpn = chan->qp->qp_num;
+	strscpy(chan->ibdev, dev_name(&cm_id->device->dev), sizeof(chan->ibdev));
+	memcpy(&chan->local, &cm_id->route.addr.src_addr, sizeof(chan->local));
+	return ordma_obj_publish(&chan->obj);
+}
+
+/**
+ * ordma_listener_publish() - list a listener for netlink
+ * @lis: the listener, listening on @lis->local
+ *
+ * Return: 0, -ENOMEM or -EBUSY (no id left).
+ */
+int ordma_listener_publish(struct ordma_listener *lis)
+{
+	lis->obj.born = jiffies;
+	return ordma_obj_publish(&lis->obj);
+}
+
+static bool ordma_obj_tryget(struct ordma_obj *obj)
+{
+	if (obj->kind == ORDMA_KIND_CHAN)
+		return kref_get_unless_zero(&((struct ordma_chan *)obj)->kref);
+	return kref_get_unless_zero(&((struct ordma_listener *)obj)->kref);
+}
+
+/**
+ * ordma_obj_next() - the published object of @kind of the lowest id from
+ *	@id on
+ * @id: where to start; set to the object's id
+ * @kind: channel ends or listeners
+ *
+ * Return: the object with a reference (ordma_obj_put()), or NULL.
+ */
+struct ordma_obj *ordma_obj_next(unsigned long *id, enum ordma_chan_kind kind)
+{
+	struct ordma_obj *obj;
+
+	xa_lock(&ordma_objs);
+	for (obj = xa_find(&ordma_objs, id, ULONG_MAX, XA_PRESENT); obj;
+	     obj = xa_find_after(&ordma_objs, id, ULONG_MAX, XA_PRESENT))
+		if (obj->kind == kind && ordma_obj_tryget(obj))
+			break;
+	xa_unlock(&ordma_objs);
+	return obj;
+}
+
+/**
+ * ordma_chan_lookup() - the published channel end of an id
+ * @id: its id (struct ordma_obj)
+ *
+ * Return: the channel with a reference (ordma_chan_put()), or NULL.
+ */
+struct ordma_chan *ordma_chan_lookup(u32 id)
+{
+	struct ordma_obj *obj;
+
+	xa_lock(&ordma_objs);
+	obj = xa_load(&ordma_objs, id);
+	if (obj && (obj->kind != ORDMA_KIND_CHAN || !ordma_obj_tryget(obj)))
+		obj = NULL;
+	xa_unlock(&ordma_objs);
+	return (struct ordma_chan *)obj;
+}
+
+/**
+ * ordma_chan_stat() - what netlink shows of a channel end
+ * @chan: a published channel (referenced)
+ * @st: filled in
+ *
+ * Reads the data path's credits and receive count without its lock: a
+ * snapshot that may be one message old.
+ */
+void ordma_chan_stat(struct ordma_chan *chan, struct ordma_chan_stat *st)
+{
+	unsigned long flags;
+	u64 ops;
+	s32 credits;
+
+	st->id = chan->obj.id;
+	st->qpn = chan->qpn;
+	memcpy(st->ibdev, chan->ibdev, sizeof(st->ibdev));
+	memcpy(&st->local, &chan->local, sizeof(st->local));
+	memcpy(&st->peer, &chan->peer, sizeof(st->peer));
+
+	spin_lock_irqsave(&chan->lock, flags);
+	st->err = 0;
+	switch (chan->phase) {
+	case ORDMA_PHASE_CONNECTING:
+		st->state = ORDMA_NL_CHAN_CONNECTING;
+		break;
+	case ORDMA_PHASE_ESTABLISHED:
+		st->state = chan->parked ? ORDMA_NL_CHAN_PARKED :
+					   ORDMA_NL_CHAN_ESTABLISHED;
+		break;
+	default:
+		st->state = ORDMA_NL_CHAN_DEAD;
+		st->err = chan->err;
+		break;
+	}
+	spin_unlock_irqrestore(&chan->lock, flags);
+
+	credits = (s32)(READ_ONCE(chan->tx_credit_peer) -
+			READ_ONCE(chan->tx_credit_sent));
+	st->tx_credits = max(credits, 0);
+	st->rx_posted = READ_ONCE(chan->rx_posted);
+	st->chunks_held = atomic_read(&chan->held.chunks);
+	st->mrs_live = atomic_read(&chan->mrs_live);
+	st->bytes_tx = atomic64_read(&chan->bytes_tx);
+	st->bytes_rx = atomic64_read(&chan->bytes_rx);
+	ops = atomic64_read(&chan->ops);
+	st->ops_tx = atomic64_read(&chan->ops_tx);
+	st->ops_rx = ops - min(ops, st->ops_tx);
+	st->errors = atomic64_read(&chan->errors);
+	st->inflight = atomic64_read(&chan->inflight);
+	st->registrations = atomic64_read(&chan->registrations);
+	st->pages_pinned = atomic64_read(&chan->pages_pinned);
+	st->age_ms = jiffies_to_msecs(jiffies - chan->obj.born);
 }
 
 int ordma_chan_init(void)

@@ -415,6 +415,11 @@ enum ordma_chan_phase {
  * @write_cqe: completion of the unsignaled RDMA WRITEs, seen only when one
  *	failed
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
+ * @ops_tx: of @ops, the SENDs and WRITEs (atomic)
+ * @registrations: segments registered (atomic)
+ * @qpn, @ibdev, @local: the QP number, the device's name and the local
+ *	address, for netlink: set once by ordma_chan_publish() and read by
+ *	lookups that found the channel published
  *
  * @odev, @cm_id, @pd, @qp and @cq are set while the channel is built (connect's
  * CM handler, or the listener's request handler) and cleared only by
@@ -527,6 +532,11 @@ struct ordma_chan {
 	atomic64_t ops;
 	atomic64_t errors;
 	atomic64_t inflight;
+	atomic64_t ops_tx;
+	atomic64_t registrations;
+	u32 qpn;
+	char ibdev[IB_DEVICE_NAME_MAX];
+	struct sockaddr_storage local;
 	struct ib_cqe write_cqe;
 	struct list_head tx_free;	/* run */
 	struct ordma_tx txd[ORDMA_TX_DEPTH];
@@ -548,6 +558,7 @@ struct ordma_chan {
  * @dead: the listener is closed; refuse new connections
  * @wait: accept() waits here
  * @all_node: on ordma_listeners (ordma_listeners_lock)
+ * @local: the address it listens on, set before ordma_listener_publish()
  *
  * @cm_id is cleared under ordma_listeners_lock by ordma_listener_close(); the
  * device-removal scan reads it under the same lock.
@@ -564,6 +575,50 @@ struct ordma_listener {
 	bool dead;			/* lock */
 	wait_queue_head_t wait;
 	struct list_head all_node;
+	struct sockaddr_storage local;
+};
+
+/**
+ * struct ordma_chan_stat - what netlink shows of a channel end
+ * @id: its id (struct ordma_obj)
+ * @qpn: its QP number
+ * @ibdev: its device's name
+ * @local: the local address
+ * @peer: the peer's address
+ * @state: enum ordma_nl_chan_state
+ * @err: once dead, why (a negative errno)
+ * @tx_credits: messages the peer's receives take now
+ * @rx_posted: receives posted now
+ * @chunks_held: pool chunks held
+ * @mrs_live: memory regions held
+ * @bytes_tx, @bytes_rx, @ops_tx, @ops_rx, @errors, @inflight,
+ *	@registrations, @pages_pinned: its counters and gauges
+ * @age_ms: ms since it was created
+ *
+ * The counters are read one by one without a lock: a snapshot of each, not
+ * of all at one instant.
+ */
+struct ordma_chan_stat {
+	u32 id;
+	u32 qpn;
+	char ibdev[IB_DEVICE_NAME_MAX];
+	struct sockaddr_storage local;
+	struct sockaddr_storage peer;
+	u8 state;
+	int err;
+	u32 tx_credits;
+	u32 rx_posted;
+	u32 chunks_held;
+	u32 mrs_live;
+	u64 bytes_tx;
+	u64 bytes_rx;
+	u64 ops_tx;
+	u64 ops_rx;
+	u64 errors;
+	u64 inflight;
+	u64 registrations;
+	u64 pages_pinned;
+	u64 age_ms;
 };
 
 /* chan.c */
@@ -585,8 +640,13 @@ void ordma_chan_kick_locked(struct ordma_chan *chan);
 void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);
 void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info);
 struct sockaddr *ordma_chan_peer(struct ordma_chan *chan);
-void ordma_chan_notify_up(struct ordma_chan *chan);
-void ordma_chan_notify_down(struct ordma_chan *chan, u32 qpn);
+int ordma_chan_publish(struct ordma_chan *chan, struct rdma_cm_id *cm_id);
+int ordma_listener_publish(struct ordma_listener *lis);
+struct ordma_obj *ordma_obj_next(unsigned long *id,
+				 enum ordma_chan_kind kind);
+struct ordma_chan *ordma_chan_lookup(u32 id);
+void ordma_chan_stat(struct ordma_chan *chan, struct ordma_chan_stat *st);
+int ordma_chan_err(struct ordma_chan *chan);
 
 /*
  * The fields marked "worker" belong to whoever holds chan->run; a function

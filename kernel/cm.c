@@ -35,6 +35,7 @@
 #include <rdma/ib_cm.h>
 
 #include "entry.h"
+#include "nl.h"
 
 #define ORDMA_CONNECT_TIMEOUT_MS	5000
 #define ORDMA_RESOLVE_TIMEOUT_MS	2000
@@ -192,7 +193,7 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	chan->qp = cm_id->qp;
 	chan->send_sge = min_t(u32, attr.cap.max_send_sge, ORDMA_TX_SGE);
 	ordma_mr_setup(chan);
-	return 0;
+	return ordma_chan_publish(chan, cm_id);
 }
 
 static void ordma_conn_param(struct ordma_chan *chan,
@@ -274,7 +275,8 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		}
 		spin_unlock_irqrestore(&chan->lock, flags);
 		if (up)
-			ordma_chan_notify_up(chan);
+			ordma_nl_chan_event(chan->odev, true, chan->qpn,
+					    ordma_chan_peer(chan), 0);
 		ordma_chan_kick(chan);
 		if (chan->listener)
 			wake_up(&chan->listener->wait);
@@ -565,7 +567,8 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		chan->cm_id = NULL;
 	}
 	if (announced)
-		ordma_chan_notify_down(chan, qpn);
+		ordma_nl_chan_event(chan->odev, false, qpn,
+				    ordma_chan_peer(chan), ordma_chan_err(chan));
 	ordma_chan_unbuild(chan, chan->err, NULL);
 	mutex_unlock(&chan->teardown);
 }
@@ -684,6 +687,10 @@ int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 	if (ret)
 		goto err_id;
 	lis->cm_id = cm_id;
+	memcpy(&lis->local, &cm_id->route.addr.src_addr, sizeof(lis->local));
+	ret = ordma_listener_publish(lis);
+	if (ret)
+		goto err_id;
 
 	mutex_lock(&ordma_listeners_lock);
 	list_add_tail(&lis->all_node, &ordma_listeners);

@@ -13,6 +13,11 @@
  * window's registered ranges to go (ordma_window_unexpose()), so when unexpose
  * returns no peer access to the window is still running, and later ones get
  * -ENOENT. Windows are freed after an RCU grace period.
+ *
+ * Open files are listed by id in ordma_files, for netlink's window dump: a
+ * file is stored when it is opened and erased by its release, under the
+ * xarray's lock, before it is freed, so a lookup under that lock that gets
+ * a reference with kref_get_unless_zero() holds a live file.
  */
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -22,6 +27,9 @@
 #include <linux/sched/user.h>
 
 #include "file.h"
+
+static DEFINE_XARRAY_FLAGS(ordma_files, XA_FLAGS_ALLOC1);
+static u32 ordma_files_next;
 
 /**
  * ordma_file_alloc() - state of a new open file, bound to current's mm
@@ -62,6 +70,19 @@ struct ordma_file *ordma_file_alloc(void)
 	kref_init(&ofile->kref);
 	spin_lock_init(&ofile->run_lock);
 	INIT_LIST_HEAD(&ofile->runq);
+	ofile->pid = get_task_pid(current, PIDTYPE_TGID);
+	ofile->euid = current_euid();
+	get_task_comm(ofile->comm, current);
+	/* Last: from here on netlink finds it. */
+	if (xa_alloc_cyclic(&ordma_files, &ofile->id, ofile, xa_limit_31b,
+			    &ordma_files_next, GFP_KERNEL_ACCOUNT) < 0) {
+		put_pid(ofile->pid);
+		ordma_user_put(ofile->tenant);
+		free_uid(ofile->user);
+		mmdrop(ofile->mm);
+		kfree(ofile);
+		return NULL;
+	}
 	return ofile;
 }
 
@@ -72,6 +93,7 @@ static void ordma_file_release(struct kref *kref)
 	struct ordma_req *op, *tmp;
 	unsigned long idx;
 
+	xa_erase(&ordma_files, ofile->id);
 	list_for_each_entry_safe(op, tmp, &ofile->cq, node)
 		ordma_req_free(ofile, op);
 	ordma_ring_destroy(ofile->ring);
@@ -83,6 +105,7 @@ static void ordma_file_release(struct kref *kref)
 	WARN_ON_ONCE(!xa_empty(&ofile->objs));
 	xa_destroy(&ofile->objs);
 	mmdrop(ofile->mm);
+	put_pid(ofile->pid);
 	free_uid(ofile->user);
 	ordma_user_put(ofile->tenant);
 	kfree(ofile);
@@ -91,6 +114,52 @@ static void ordma_file_release(struct kref *kref)
 void ordma_file_put(struct ordma_file *ofile)
 {
 	kref_put(&ofile->kref, ordma_file_release);
+}
+
+/**
+ * ordma_file_next() - the open file of the lowest id from @id on
+ * @id: where to start; set to the file's id
+ *
+ * Return: the file with a reference (ordma_file_put()), or NULL if no
+ * file has an id from @id on.
+ */
+struct ordma_file *ordma_file_next(unsigned long *id)
+{
+	struct ordma_file *ofile;
+
+	xa_lock(&ordma_files);
+	for (ofile = xa_find(&ordma_files, id, ULONG_MAX, XA_PRESENT); ofile;
+	     ofile = xa_find_after(&ordma_files, id, ULONG_MAX, XA_PRESENT))
+		if (kref_get_unless_zero(&ofile->kref))
+			break;
+	xa_unlock(&ordma_files);
+	return ofile;
+}
+
+/**
+ * ordma_file_window_next() - the window of the lowest index from @idx on
+ * @ofile: the file
+ * @idx: where to start; set to the window's index
+ * @st: what it shows, on success
+ *
+ * Return: false if @ofile has no window from @idx on.
+ */
+bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,
+			    struct ordma_window_stat *st)
+{
+	struct ordma_window *win;
+
+	/* Windows are freed after a grace period: read under RCU. */
+	rcu_read_lock();
+	win = xa_find(&ofile->windows, idx, ULONG_MAX, XA_PRESENT);
+	if (win) {
+		st->id = *idx;
+		st->len = win->len;
+		st->access = win->access;
+		st->writes = atomic_read(&win->writes);
+	}
+	rcu_read_unlock();
+	return win;
 }
 
 /**

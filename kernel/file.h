@@ -8,6 +8,7 @@
 #define _ORDMA_FILE_H
 
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/xarray.h>
 
 #include "ordma.h"
@@ -54,6 +55,10 @@
  *	mm->pinned_vm as well
  * @cache_pages: pages the pin caches of all the file's channels hold
  *	(pin.c), bounded by their device's cache_max_bytes
+ * @id: the file's id among the open files, for netlink (never 0)
+ * @pid: the process that opened it (its thread group, referenced)
+ * @euid: its effective uid then
+ * @comm: its command name then
  */
 struct ordma_file {
 	struct mm_struct *mm;
@@ -78,6 +83,24 @@ struct ordma_file {
 	wait_queue_head_t unplace_wait;
 	spinlock_t wsegs_lock;		/* wsegs */
 	struct list_head wsegs;		/* wsegs_lock */
+	u32 id;
+	struct pid *pid;
+	kuid_t euid;
+	char comm[TASK_COMM_LEN];
+};
+
+/**
+ * struct ordma_window_stat - what netlink shows of a window
+ * @id: its index in the file, the low half of its token
+ * @len: its length
+ * @access: ORDMA_ACCESS_* bits
+ * @writes: peer writes into it that began
+ */
+struct ordma_window_stat {
+	u32 id;
+	u64 len;
+	u32 access;
+	u32 writes;
 };
 
 /**
@@ -183,9 +206,17 @@ enum ordma_chan_kind {
 	ORDMA_KIND_LISTENER,
 };
 
-/* Objects in struct ordma_file.objs start with this. */
+/**
+ * struct ordma_obj - the head of a channel or listener
+ * @kind: which of the two
+ * @id: its id among all channels and listeners, for netlink (chan.c);
+ *	not its id in its file's @objs
+ * @born: when it was created, jiffies
+ */
 struct ordma_obj {
 	enum ordma_chan_kind kind;
+	u32 id;
+	unsigned long born;
 };
 
 /*
@@ -203,6 +234,9 @@ static inline long ordma_wait_jiffies(s32 ms)
 /* file.c */
 struct ordma_file *ordma_file_alloc(void);
 void ordma_file_put(struct ordma_file *ofile);
+struct ordma_file *ordma_file_next(unsigned long *id);
+bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,
+			    struct ordma_window_stat *st);
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res);
 int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,

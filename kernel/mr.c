@@ -168,6 +168,7 @@ static void ordma_seg_measured(struct ordma_chan *chan, struct ordma_seg *seg,
 				ns - min(ns, odev->model.reg_ns));
 	spin_unlock(&odev->model_lock);
 	atomic64_inc(&odev->registrations);
+	atomic64_inc(&chan->registrations);
 	atomic64_add(ns, &odev->reg_ns);
 	seg->reg_ns = ns;
 }

@@ -14,8 +14,16 @@
  * removed meanwhile marks the dump NLM_F_DUMP_INTR. Settings are written by
  * sysfs.c's ordma_knobs_set(), the one path the sysfs files take too.
  *
+ * Channel ends, listeners and windows are dumped by id (cb->args), each
+ * looked up with a reference under the lock of the xarray that lists them
+ * (chan.c, file.c) and described without any lock of ordma held but the
+ * channel's own spinlock for an instant: a dump never holds a lock from one
+ * object to the next, and never waits for a channel's data path. Without
+ * CAP_NET_ADMIN a requester sees only the objects of files its effective
+ * uid opened.
+ *
  * Events come from process context: the ib_client's add and remove
- * (main.c), a channel end established or closed (cm.c through chan.c) and
+ * (main.c), a channel end established or closed (cm.c) and
  * the settings' notifier chain (sysfs.c). ordma_nl_event() builds and sends
  * each under ordma_nl_sem (an rwsem, read), which makes ordma_nl_up, the
  * family being registered, hold while it is sent: events before
@@ -29,10 +37,12 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
+#include <linux/pid.h>
 #include <linux/rwsem.h>
 #include <net/genetlink.h>
 #include <rdma/ib_cache.h>
 
+#include "chan.h"
 #include "nl.h"
 
 enum ordma_nl_mcgrp {
@@ -95,6 +105,17 @@ ordma_nl_set_policy[ORDMA_NL_A_CACHE_MAX_BYTES + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &ordma_nl_progress_range),
 	[ORDMA_NL_A_CACHE_MAX_BYTES] =
 		NLA_POLICY_FULL_RANGE(NLA_U64, &ordma_nl_cache_range),
+};
+
+static const struct nla_policy ordma_nl_chan_policy[ORDMA_NL_A_PID + 1] = {
+	[ORDMA_NL_A_DEV_NAME] = { .type = NLA_NUL_STRING,
+				  .len = IB_DEVICE_NAME_MAX - 1 },
+	[ORDMA_NL_A_CHAN_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[ORDMA_NL_A_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy ordma_nl_owner_policy[ORDMA_NL_A_PID + 1] = {
+	[ORDMA_NL_A_PID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 /* Each setting's attribute. */
@@ -423,6 +444,306 @@ static int ordma_nl_stats_reset_doit(struct sk_buff *skb,
 	return 0;
 }
 
+/* An address in the attributes @a4 or @a6 and @aport; none if unset. */
+static int ordma_nl_put_addr(struct sk_buff *skb, const struct sockaddr *sa,
+			     int a4, int a6, int aport)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return nla_put_in_addr(skb, a4, sin->sin_addr.s_addr) ||
+		       nla_put_be16(skb, aport, sin->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return nla_put_in6_addr(skb, a6, &sin6->sin6_addr) ||
+		       nla_put_be16(skb, aport, sin6->sin6_port);
+	return 0;
+}
+
+/* The filters of a CHAN_GET, LISTENER_GET or WINDOW_GET dump. */
+struct ordma_nl_filter {
+	const struct nlattr *dev;
+	u32 pid;
+	bool all;
+	kuid_t euid;
+};
+
+static void ordma_nl_filter_init(struct ordma_nl_filter *f,
+				 struct netlink_callback *cb)
+{
+	const struct nlattr *pid;
+
+	/* Validated by the op's policy before the dump began. */
+	f->dev = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, ORDMA_NL_A_DEV_NAME);
+	pid = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, ORDMA_NL_A_PID);
+	f->pid = pid ? nla_get_u32(pid) : 0;
+	f->all = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	f->euid = current_euid();
+}
+
+/* May the requester see the objects of @ofile, and does @f keep them? */
+static bool ordma_nl_owner_ok(const struct ordma_nl_filter *f,
+			      struct ordma_file *ofile)
+{
+	if (!f->all && !uid_eq(f->euid, ofile->euid))
+		return false;
+	return !f->pid || f->pid == pid_vnr(ofile->pid);
+}
+
+static int ordma_nl_put_owner(struct sk_buff *skb, struct ordma_file *ofile)
+{
+	return nla_put_u32(skb, ORDMA_NL_A_PID, pid_vnr(ofile->pid)) ||
+	       nla_put_string(skb, ORDMA_NL_A_COMM, ofile->comm);
+}
+
+/* Start a message of a get or dump; NULL if @skb is full. */
+static void *ordma_nl_put_hdr(struct sk_buff *skb, u32 portid, u32 seq,
+			      int flags, u8 cmd)
+{
+	return genlmsg_put(skb, portid, seq, &ordma_nl_family, flags, cmd);
+}
+
+static int ordma_nl_fill_chan_stat(struct sk_buff *skb,
+				   struct ordma_chan *chan)
+{
+	struct ordma_chan_stat st;
+
+	ordma_chan_stat(chan, &st);
+	if (nla_put_u32(skb, ORDMA_NL_A_CHAN_ID, st.id) ||
+	    ordma_nl_put_owner(skb, chan->ofile) ||
+	    (st.ibdev[0] &&
+	     nla_put_string(skb, ORDMA_NL_A_DEV_NAME, st.ibdev)) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, st.qpn) ||
+	    nla_put_u8(skb, ORDMA_NL_A_CHAN_STATE, st.state) ||
+	    (st.err && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -st.err)) ||
+	    ordma_nl_put_addr(skb, (struct sockaddr *)&st.local,
+			      ORDMA_NL_A_LOCAL_IPV4, ORDMA_NL_A_LOCAL_IPV6,
+			      ORDMA_NL_A_LOCAL_PORT) ||
+	    ordma_nl_put_addr(skb, (struct sockaddr *)&st.peer,
+			      ORDMA_NL_A_PEER_IPV4, ORDMA_NL_A_PEER_IPV6,
+			      ORDMA_NL_A_PEER_PORT) ||
+	    nla_put_u32(skb, ORDMA_NL_A_TX_CREDITS, st.tx_credits) ||
+	    nla_put_u32(skb, ORDMA_NL_A_RX_POSTED, st.rx_posted) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHUNKS_HELD, st.chunks_held) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_BYTES_TX, st.bytes_tx) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_BYTES_RX, st.bytes_rx) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_OPS, st.ops_tx + st.ops_rx) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_OPS_TX, st.ops_tx) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_OPS_RX, st.ops_rx) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_ERRORS, st.errors) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_INFLIGHT, st.inflight) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_REGISTRATIONS,
+			     st.registrations) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_PAGES_PINNED, st.pages_pinned) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_MRS_LIVE, st.mrs_live) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_AGE_MS, st.age_ms))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* One CHAN_GET message of @chan. */
+static int ordma_nl_fill_chan_msg(struct sk_buff *skb, struct ordma_chan *chan,
+				  u32 portid, u32 seq, int flags)
+{
+	void *hdr = ordma_nl_put_hdr(skb, portid, seq, flags,
+				     ORDMA_NL_CMD_CHAN_GET);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (ordma_nl_fill_chan_stat(skb, chan)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int ordma_nl_chan_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct ordma_chan *chan;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, ORDMA_NL_A_CHAN_ID)) {
+		GENL_SET_ERR_MSG(info, "chan_id missing: name the channel");
+		return -EINVAL;
+	}
+	chan = ordma_chan_lookup(nla_get_u32(info->attrs[ORDMA_NL_A_CHAN_ID]));
+	if (chan && !netlink_capable(skb, CAP_NET_ADMIN) &&
+	    !uid_eq(current_euid(), chan->ofile->euid)) {
+		ordma_chan_put(chan);
+		chan = NULL;
+	}
+	if (!chan) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[ORDMA_NL_A_CHAN_ID],
+				    "no channel of that id");
+		return -ENOENT;
+	}
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg) {
+		ordma_chan_put(chan);
+		return -ENOMEM;
+	}
+	ret = ordma_nl_fill_chan_msg(msg, chan, info->snd_portid,
+				     info->snd_seq, 0);
+	ordma_chan_put(chan);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * End a dump's round: the objects that fit are in @skb; one that did not
+ * fit an empty message is an error, not the end.
+ */
+static int ordma_nl_dump_done(struct sk_buff *skb, int ret)
+{
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+/* CHAN_GET of every channel end the filters keep; cb->args[0]: next id. */
+static int ordma_nl_chan_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long id = cb->args[0];
+	struct ordma_nl_filter f;
+	struct ordma_chan *chan;
+	struct ordma_obj *obj;
+	int ret = 0;
+
+	ordma_nl_filter_init(&f, cb);
+	while ((obj = ordma_obj_next(&id, ORDMA_KIND_CHAN))) {
+		chan = container_of(obj, struct ordma_chan, obj);
+		if (ordma_nl_owner_ok(&f, chan->ofile) &&
+		    (!f.dev || !nla_strcmp(f.dev, chan->ibdev)))
+			ret = ordma_nl_fill_chan_msg(skb, chan,
+						     NETLINK_CB(cb->skb).portid,
+						     cb->nlh->nlmsg_seq,
+						     NLM_F_MULTI);
+		ordma_chan_put(chan);
+		if (ret)
+			break;
+		id++;
+	}
+	cb->args[0] = id;
+	return ordma_nl_dump_done(skb, ret);
+}
+
+static int ordma_nl_fill_listener(struct sk_buff *skb,
+				  struct ordma_listener *lis, u32 portid,
+				  u32 seq)
+{
+	void *hdr = ordma_nl_put_hdr(skb, portid, seq, NLM_F_MULTI,
+				     ORDMA_NL_CMD_LISTENER_GET);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ORDMA_NL_A_LISTENER_ID, lis->obj.id) ||
+	    ordma_nl_put_owner(skb, lis->ofile) ||
+	    ordma_nl_put_addr(skb, (struct sockaddr *)&lis->local,
+			      ORDMA_NL_A_LOCAL_IPV4, ORDMA_NL_A_LOCAL_IPV6,
+			      ORDMA_NL_A_LOCAL_PORT) ||
+	    nla_put_u32(skb, ORDMA_NL_A_BACKLOG, lis->backlog) ||
+	    nla_put_u32(skb, ORDMA_NL_A_PENDING, READ_ONCE(lis->npending)) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_AGE_MS,
+			     jiffies_to_msecs(jiffies - lis->obj.born))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* LISTENER_GET of every listener still open; cb->args[0]: next id. */
+static int ordma_nl_listener_dumpit(struct sk_buff *skb,
+				    struct netlink_callback *cb)
+{
+	unsigned long id = cb->args[0];
+	struct ordma_listener *lis;
+	struct ordma_nl_filter f;
+	struct ordma_obj *obj;
+	int ret = 0;
+
+	ordma_nl_filter_init(&f, cb);
+	while ((obj = ordma_obj_next(&id, ORDMA_KIND_LISTENER))) {
+		lis = container_of(obj, struct ordma_listener, obj);
+		if (!READ_ONCE(lis->dead) && ordma_nl_owner_ok(&f, lis->ofile))
+			ret = ordma_nl_fill_listener(skb, lis,
+						     NETLINK_CB(cb->skb).portid,
+						     cb->nlh->nlmsg_seq);
+		ordma_listener_put(lis);
+		if (ret)
+			break;
+		id++;
+	}
+	cb->args[0] = id;
+	return ordma_nl_dump_done(skb, ret);
+}
+
+static int ordma_nl_fill_window(struct sk_buff *skb, struct ordma_file *ofile,
+				const struct ordma_window_stat *st,
+				u32 portid, u32 seq)
+{
+	void *hdr = ordma_nl_put_hdr(skb, portid, seq, NLM_F_MULTI,
+				     ORDMA_NL_CMD_WINDOW_GET);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, ORDMA_NL_A_FILE_ID, ofile->id) ||
+	    nla_put_u32(skb, ORDMA_NL_A_WINDOW_ID, st->id) ||
+	    ordma_nl_put_owner(skb, ofile) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_LEN, st->len) ||
+	    nla_put_u32(skb, ORDMA_NL_A_ACCESS, st->access) ||
+	    ordma_nl_put_u64(skb, ORDMA_NL_A_WRITES, st->writes)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/*
+ * WINDOW_GET of every window of the files the filters keep;
+ * cb->args[0]: the file, cb->args[1]: the next window's index in it.
+ */
+static int ordma_nl_window_dumpit(struct sk_buff *skb,
+				  struct netlink_callback *cb)
+{
+	unsigned long fid = cb->args[0], idx = cb->args[1];
+	struct ordma_window_stat st;
+	struct ordma_file *ofile;
+	struct ordma_nl_filter f;
+	int ret = 0;
+
+	ordma_nl_filter_init(&f, cb);
+	while ((ofile = ordma_file_next(&fid))) {
+		if (fid != cb->args[0])
+			idx = 0;
+		cb->args[0] = fid;
+		while (ordma_nl_owner_ok(&f, ofile) &&
+		       ordma_file_window_next(ofile, &idx, &st)) {
+			ret = ordma_nl_fill_window(skb, ofile, &st,
+						   NETLINK_CB(cb->skb).portid,
+						   cb->nlh->nlmsg_seq);
+			if (ret)
+				break;
+			idx++;
+		}
+		ordma_file_put(ofile);
+		if (ret)
+			break;
+		fid++;
+		idx = 0;
+	}
+	cb->args[0] = fid;
+	cb->args[1] = idx;
+	return ordma_nl_dump_done(skb, ret);
+}
+
 static const struct genl_ops ordma_nl_ops[] = {
 	{
 		.cmd = ORDMA_NL_CMD_DEV_GET,
@@ -451,6 +772,25 @@ static const struct genl_ops ordma_nl_ops[] = {
 		.policy = ordma_nl_dev_policy,
 		.maxattr = ORDMA_NL_A_DEV_NAME,
 		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = ORDMA_NL_CMD_CHAN_GET,
+		.doit = ordma_nl_chan_get_doit,
+		.dumpit = ordma_nl_chan_dumpit,
+		.policy = ordma_nl_chan_policy,
+		.maxattr = ORDMA_NL_A_PID,
+	},
+	{
+		.cmd = ORDMA_NL_CMD_LISTENER_GET,
+		.dumpit = ordma_nl_listener_dumpit,
+		.policy = ordma_nl_owner_policy,
+		.maxattr = ORDMA_NL_A_PID,
+	},
+	{
+		.cmd = ORDMA_NL_CMD_WINDOW_GET,
+		.dumpit = ordma_nl_window_dumpit,
+		.policy = ordma_nl_owner_policy,
+		.maxattr = ORDMA_NL_A_PID,
 	},
 };
 
@@ -543,30 +883,14 @@ struct ordma_nl_chan {
 	int err;
 };
 
-static int ordma_nl_put_peer(struct sk_buff *skb, const struct sockaddr *sa)
-{
-	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-	if (sa->sa_family == AF_INET)
-		return nla_put_in_addr(skb, ORDMA_NL_A_PEER_IPV4,
-				       sin->sin_addr.s_addr) ||
-		       nla_put_be16(skb, ORDMA_NL_A_PEER_PORT, sin->sin_port);
-	if (sa->sa_family == AF_INET6)
-		return nla_put_in6_addr(skb, ORDMA_NL_A_PEER_IPV6,
-					&sin6->sin6_addr) ||
-		       nla_put_be16(skb, ORDMA_NL_A_PEER_PORT,
-				    sin6->sin6_port);
-	return 0;
-}
-
 static int ordma_nl_fill_chan(struct sk_buff *skb, void *arg)
 {
 	const struct ordma_nl_chan *c = arg;
 
 	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, c->odev->ibdev->name) ||
 	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, c->qpn) ||
-	    ordma_nl_put_peer(skb, c->peer) ||
+	    ordma_nl_put_addr(skb, c->peer, ORDMA_NL_A_PEER_IPV4,
+			      ORDMA_NL_A_PEER_IPV6, ORDMA_NL_A_PEER_PORT) ||
 	    (!c->up && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -c->err)))
 		return -EMSGSIZE;
 	return 0;

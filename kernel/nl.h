@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The generic netlink family "ordma" (nl.c): what the layers above it
- * (module init, the RDMA CM side through chan.c) call to register it and to
+ * (module init, the RDMA CM side) call to register it and to
  * send its events.
  */
 #ifndef _ORDMA_NL_H

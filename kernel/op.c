@@ -47,6 +47,8 @@ void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 	list_del_init(&op->node);
 	atomic64_inc(&chan->ops);
 	atomic64_inc(&chan->odev->ops);
+	if (op->op == ORDMA_OP_SEND || op->op == ORDMA_OP_WRITE)
+		atomic64_inc(&chan->ops_tx);
 	if (res < 0) {
 		atomic64_inc(&chan->errors);
 		atomic64_inc(&chan->odev->errors);

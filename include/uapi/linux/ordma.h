@@ -649,6 +649,25 @@ struct ordma_ring_enter {
  *   together in one step, which may still fail (EBUSY: a new chunk_bytes
  *   while channels hold chunks; ENOMEM) and then leaves every setting as it
  *   was, and the others follow. A request changes all it names or nothing.
+ * - ORDMA_NL_CMD_CHAN_GET: a channel end: its id, owner (pid, comm), device,
+ *   QP number, state, local and peer address, credits, chunks held, bytes
+ *   and operations each way, errors, registrations, pinned pages, live MRs,
+ *   operations in flight and age; ORDMA_NL_A_CHAN_ID names it. A dump
+ *   returns every channel end, only those of ORDMA_NL_A_DEV_NAME's device
+ *   and of ORDMA_NL_A_PID's process if given.
+ * - ORDMA_NL_CMD_LISTENER_GET (dump only): every listener: its id, owner,
+ *   local address and port, backlog and the channels waiting for accept.
+ * - ORDMA_NL_CMD_WINDOW_GET (dump only): every exposed window: the id of
+ *   its file, its own id there (the low half of its token; the high half,
+ *   the secret a peer needs, is never shown), owner, length, access and
+ *   the peer writes into it that began. A window's address is not shown.
+ *
+ *   Without CAP_NET_ADMIN these three list only the objects of files the
+ *   caller's effective uid opened, and a get of another user's channel is
+ *   ENOENT, as is a get of a channel that is gone. Each dump resumes from
+ *   the id after the last object it sent: objects are never sent twice,
+ *   and one created or closed meanwhile may or may not appear; no lock is
+ *   held from one message to the next.
  * - ORDMA_NL_CMD_STATS_RESET (CAP_NET_ADMIN): zero a device's counters;
  *   gauges (channels, pages_pinned, mrs_live, cache_pages, chunks_*) keep
  *   their values, high_water restarts from the chunks held now. Counters
@@ -718,6 +737,9 @@ struct ordma_ring_enter {
  * @ORDMA_NL_CMD_CHAN_UP: notification: a channel end was established
  * @ORDMA_NL_CMD_CHAN_DOWN: notification: a channel end that was up is
  *	closed
+ * @ORDMA_NL_CMD_CHAN_GET: get one channel end (ORDMA_NL_A_CHAN_ID) or dump
+ * @ORDMA_NL_CMD_LISTENER_GET: dump the listeners
+ * @ORDMA_NL_CMD_WINDOW_GET: dump the exposed windows
  * @__ORDMA_NL_CMD_MAX: one after the last
  * @ORDMA_NL_CMD_MAX: the last
  */
@@ -732,6 +754,9 @@ enum ordma_nl_cmd {
 	ORDMA_NL_CMD_POOL_CHANGED,
 	ORDMA_NL_CMD_CHAN_UP,
 	ORDMA_NL_CMD_CHAN_DOWN,
+	ORDMA_NL_CMD_CHAN_GET,
+	ORDMA_NL_CMD_LISTENER_GET,
+	ORDMA_NL_CMD_WINDOW_GET,
 
 	__ORDMA_NL_CMD_MAX,
 	ORDMA_NL_CMD_MAX = __ORDMA_NL_CMD_MAX - 1
@@ -786,12 +811,36 @@ enum ordma_nl_cmd {
  * @ORDMA_NL_A_CACHE_INVALIDATIONS: u64, cached ranges dropped because the
  *	mapping under them changed
  * @ORDMA_NL_A_CACHE_PAGES: u64, pages the pin caches hold now (a gauge)
+ * @ORDMA_NL_A_CHAN_ID: u32, a channel end's id, unique among the channel
+ *	ends and listeners that exist at once (not its id in its file)
+ * @ORDMA_NL_A_LISTENER_ID: u32, a listener's id, from the same space
+ * @ORDMA_NL_A_FILE_ID: u32, the id of an open file of /dev/ordma
+ * @ORDMA_NL_A_WINDOW_ID: u32, a window's id in its file
+ * @ORDMA_NL_A_PID: u32, the process that opened the owning file (as the
+ *	requester's pid namespace sees it, 0 if it cannot); a filter of
+ *	CHAN_GET's dump
+ * @ORDMA_NL_A_COMM: string, that process's command name when it opened it
+ * @ORDMA_NL_A_CHAN_STATE: u8, enum ordma_nl_chan_state
+ * @ORDMA_NL_A_LOCAL_IPV4: u32 (network byte order), the local IPv4 address
+ * @ORDMA_NL_A_LOCAL_IPV6: binary (16 bytes), the local IPv6 address
+ * @ORDMA_NL_A_LOCAL_PORT: u16 (network byte order), the local port
+ * @ORDMA_NL_A_TX_CREDITS: u32, messages the peer's receives take now
+ * @ORDMA_NL_A_RX_POSTED: u32, our receives posted for the peer now
+ * @ORDMA_NL_A_OPS_TX: u64, SENDs and WRITEs completed
+ * @ORDMA_NL_A_OPS_RX: u64, RECVs and READs completed
+ * @ORDMA_NL_A_INFLIGHT: u64, operations submitted and not complete
+ * @ORDMA_NL_A_AGE_MS: u64, ms since the object was created
+ * @ORDMA_NL_A_BACKLOG: u32, a listener's backlog
+ * @ORDMA_NL_A_PENDING: u32, channels a listener holds for accept()
+ * @ORDMA_NL_A_LEN: u64, a window's length in bytes
+ * @ORDMA_NL_A_ACCESS: u32, a window's ORDMA_ACCESS_* bits
+ * @ORDMA_NL_A_WRITES: u64, peer writes into a window that began
  * @__ORDMA_NL_A_MAX: one after the last
  * @ORDMA_NL_A_MAX: the last
  *
- * The names in lower case are the names of the sysfs files of
- * Documentation/ABI/testing/sysfs-class-ordma, and the keys of
- * "ordmactl -j".
+ * The names in lower case are the keys of "ordmactl -j" and, for a
+ * device's attributes, the names of its sysfs files
+ * (Documentation/ABI/testing/sysfs-class-ordma).
  */
 enum ordma_nl_attr {
 	ORDMA_NL_A_UNSPEC,
@@ -836,6 +885,27 @@ enum ordma_nl_attr {
 	ORDMA_NL_A_CACHE_MISSES,
 	ORDMA_NL_A_CACHE_INVALIDATIONS,
 	ORDMA_NL_A_CACHE_PAGES,
+	ORDMA_NL_A_CHAN_ID,
+	ORDMA_NL_A_LISTENER_ID,
+	ORDMA_NL_A_FILE_ID,
+	ORDMA_NL_A_WINDOW_ID,
+	ORDMA_NL_A_PID,
+	ORDMA_NL_A_COMM,
+	ORDMA_NL_A_CHAN_STATE,
+	ORDMA_NL_A_LOCAL_IPV4,
+	ORDMA_NL_A_LOCAL_IPV6,
+	ORDMA_NL_A_LOCAL_PORT,
+	ORDMA_NL_A_TX_CREDITS,
+	ORDMA_NL_A_RX_POSTED,
+	ORDMA_NL_A_OPS_TX,
+	ORDMA_NL_A_OPS_RX,
+	ORDMA_NL_A_INFLIGHT,
+	ORDMA_NL_A_AGE_MS,
+	ORDMA_NL_A_BACKLOG,
+	ORDMA_NL_A_PENDING,
+	ORDMA_NL_A_LEN,
+	ORDMA_NL_A_ACCESS,
+	ORDMA_NL_A_WRITES,
 
 	__ORDMA_NL_A_MAX,
 	ORDMA_NL_A_MAX = __ORDMA_NL_A_MAX - 1
@@ -888,6 +958,22 @@ enum ordma_nl_port_state {
 	ORDMA_NL_PORT_ARMED,
 	ORDMA_NL_PORT_ACTIVE,
 	ORDMA_NL_PORT_ACTIVE_DEFER,
+};
+
+/**
+ * enum ordma_nl_chan_state - ORDMA_NL_A_CHAN_STATE, a channel end's state
+ * @ORDMA_NL_CHAN_CONNECTING: its connection is being set up
+ * @ORDMA_NL_CHAN_PARKED: established on a listener, not yet taken by
+ *	accept()
+ * @ORDMA_NL_CHAN_ESTABLISHED: up: operations run
+ * @ORDMA_NL_CHAN_DEAD: failed or closed; ORDMA_NL_A_ERRNO says why. It
+ *	stays listed until its owner closes it
+ */
+enum ordma_nl_chan_state {
+	ORDMA_NL_CHAN_CONNECTING,
+	ORDMA_NL_CHAN_PARKED,
+	ORDMA_NL_CHAN_ESTABLISHED,
+	ORDMA_NL_CHAN_DEAD,
 };
 
 /**
