@@ -468,17 +468,26 @@ struct ordma_nl_filter {
 	kuid_t euid;
 };
 
-static void ordma_nl_filter_init(struct ordma_nl_filter *f,
+/* The filters of request @skb, its attributes validated by the policy. */
+static void ordma_nl_filter_init(struct ordma_nl_filter *f, struct sk_buff *skb,
+				 const struct nlattr *dev,
+				 const struct nlattr *pid)
+{
+	f->dev = dev;
+	f->pid = pid ? nla_get_u32(pid) : 0;
+	f->all = netlink_capable(skb, CAP_NET_ADMIN);
+	f->euid = current_euid();
+}
+
+/* The filters of a dump; its policy checked them before it began. */
+static void ordma_nl_dump_filter(struct ordma_nl_filter *f,
 				 struct netlink_callback *cb)
 {
-	const struct nlattr *pid;
-
-	/* Validated by the op's policy before the dump began. */
-	f->dev = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, ORDMA_NL_A_DEV_NAME);
-	pid = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, ORDMA_NL_A_PID);
-	f->pid = pid ? nla_get_u32(pid) : 0;
-	f->all = netlink_capable(cb->skb, CAP_NET_ADMIN);
-	f->euid = current_euid();
+	ordma_nl_filter_init(f, cb->skb,
+			     nlmsg_find_attr(cb->nlh, GENL_HDRLEN,
+					     ORDMA_NL_A_DEV_NAME),
+			     nlmsg_find_attr(cb->nlh, GENL_HDRLEN,
+					     ORDMA_NL_A_PID));
 }
 
 /* May the requester see the objects of @ofile, and does @f keep them? */
@@ -490,6 +499,13 @@ static bool ordma_nl_owner_ok(const struct ordma_nl_filter *f,
 	return !f->pid || f->pid == pid_vnr(ofile->pid);
 }
 
+static bool ordma_nl_chan_ok(const struct ordma_nl_filter *f,
+			     struct ordma_chan *chan)
+{
+	return ordma_nl_owner_ok(f, chan->ofile) &&
+	       (!f->dev || !nla_strcmp(f->dev, chan->ibdev));
+}
+
 static int ordma_nl_put_owner(struct sk_buff *skb, struct ordma_file *ofile)
 {
 	return nla_put_u32(skb, ORDMA_NL_A_PID, pid_vnr(ofile->pid)) ||
@@ -497,8 +513,8 @@ static int ordma_nl_put_owner(struct sk_buff *skb, struct ordma_file *ofile)
 }
 
 /* Start a message of a get or dump; NULL if @skb is full. */
-static void *ordma_nl_put_hdr(struct sk_buff *skb, u32 portid, u32 seq,
-			      int flags, u8 cmd)
+static void *ordma_nl_msg_start(struct sk_buff *skb, u32 portid, u32 seq,
+				int flags, u8 cmd)
 {
 	return genlmsg_put(skb, portid, seq, &ordma_nl_family, flags, cmd);
 }
@@ -545,7 +561,7 @@ static int ordma_nl_fill_chan_stat(struct sk_buff *skb,
 static int ordma_nl_fill_chan_msg(struct sk_buff *skb, struct ordma_chan *chan,
 				  u32 portid, u32 seq, int flags)
 {
-	void *hdr = ordma_nl_put_hdr(skb, portid, seq, flags,
+	void *hdr = ordma_nl_msg_start(skb, portid, seq, flags,
 				     ORDMA_NL_CMD_CHAN_GET);
 
 	if (!hdr)
@@ -560,6 +576,7 @@ static int ordma_nl_fill_chan_msg(struct sk_buff *skb, struct ordma_chan *chan,
 
 static int ordma_nl_chan_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct ordma_nl_filter f;
 	struct ordma_chan *chan;
 	struct sk_buff *msg;
 	int ret;
@@ -568,9 +585,10 @@ static int ordma_nl_chan_get_doit(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "chan_id missing: name the channel");
 		return -EINVAL;
 	}
+	ordma_nl_filter_init(&f, skb, info->attrs[ORDMA_NL_A_DEV_NAME],
+			     info->attrs[ORDMA_NL_A_PID]);
 	chan = ordma_chan_lookup(nla_get_u32(info->attrs[ORDMA_NL_A_CHAN_ID]));
-	if (chan && !netlink_capable(skb, CAP_NET_ADMIN) &&
-	    !uid_eq(current_euid(), chan->ofile->euid)) {
+	if (chan && !ordma_nl_chan_ok(&f, chan)) {
 		ordma_chan_put(chan);
 		chan = NULL;
 	}
@@ -615,11 +633,10 @@ static int ordma_nl_chan_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 	struct ordma_obj *obj;
 	int ret = 0;
 
-	ordma_nl_filter_init(&f, cb);
+	ordma_nl_dump_filter(&f, cb);
 	while ((obj = ordma_obj_next(&id, ORDMA_KIND_CHAN))) {
 		chan = container_of(obj, struct ordma_chan, obj);
-		if (ordma_nl_owner_ok(&f, chan->ofile) &&
-		    (!f.dev || !nla_strcmp(f.dev, chan->ibdev)))
+		if (ordma_nl_chan_ok(&f, chan))
 			ret = ordma_nl_fill_chan_msg(skb, chan,
 						     NETLINK_CB(cb->skb).portid,
 						     cb->nlh->nlmsg_seq,
@@ -637,7 +654,7 @@ static int ordma_nl_fill_listener(struct sk_buff *skb,
 				  struct ordma_listener *lis, u32 portid,
 				  u32 seq)
 {
-	void *hdr = ordma_nl_put_hdr(skb, portid, seq, NLM_F_MULTI,
+	void *hdr = ordma_nl_msg_start(skb, portid, seq, NLM_F_MULTI,
 				     ORDMA_NL_CMD_LISTENER_GET);
 
 	if (!hdr)
@@ -668,7 +685,7 @@ static int ordma_nl_listener_dumpit(struct sk_buff *skb,
 	struct ordma_obj *obj;
 	int ret = 0;
 
-	ordma_nl_filter_init(&f, cb);
+	ordma_nl_dump_filter(&f, cb);
 	while ((obj = ordma_obj_next(&id, ORDMA_KIND_LISTENER))) {
 		lis = container_of(obj, struct ordma_listener, obj);
 		if (!READ_ONCE(lis->dead) && ordma_nl_owner_ok(&f, lis->ofile))
@@ -688,7 +705,7 @@ static int ordma_nl_fill_window(struct sk_buff *skb, struct ordma_file *ofile,
 				const struct ordma_window_stat *st,
 				u32 portid, u32 seq)
 {
-	void *hdr = ordma_nl_put_hdr(skb, portid, seq, NLM_F_MULTI,
+	void *hdr = ordma_nl_msg_start(skb, portid, seq, NLM_F_MULTI,
 				     ORDMA_NL_CMD_WINDOW_GET);
 
 	if (!hdr)
@@ -719,7 +736,7 @@ static int ordma_nl_window_dumpit(struct sk_buff *skb,
 	struct ordma_nl_filter f;
 	int ret = 0;
 
-	ordma_nl_filter_init(&f, cb);
+	ordma_nl_dump_filter(&f, cb);
 	while ((ofile = ordma_file_next(&fid))) {
 		if (fid != cb->args[0])
 			idx = 0;

@@ -5,7 +5,8 @@
 # family, version and group of include/uapi/linux/ordma.h, every enum of
 # its "Generic netlink" banner (names and values), and kernel/nl.c's
 # request policies (attributes, types, string lengths, the ranges of
-# NLA_POLICY_FULL_RANGE and NLA_POLICY_MAX against the spec's checks), admin
+# NLA_POLICY_FULL_RANGE, NLA_POLICY_MAX and NLA_POLICY_MIN against the
+# spec's checks), admin
 # flags and handlers, and the attributes its replies and events put. TAP
 # output.
 
@@ -159,6 +160,10 @@ def policy(name):
         if p:
             out[attr] = (p.group(1), None, None, value(p.group(2)))
             continue
+        p = re.fullmatch(r"NLA_POLICY_MIN\((\w+), (\w+)\)", e)
+        if p:
+            out[attr] = (p.group(1), None, value(p.group(2)), None)
+            continue
         out[attr] = ("unparsed: " + e, None, None, None)
     return out
 
@@ -206,6 +211,9 @@ def puts(fn):
                          r"\(\s*skb,\s*(ORDMA_NL_A_\w+)", body))
     for callee in re.findall(r"\b(ordma_nl_put_\w+)\(\s*skb,\s*[a-z]", body):
         out |= puts(callee)
+    # An address: the attributes it is put in are the call's arguments.
+    for args in re.findall(r"\bordma_nl_put_addr\(\s*skb,([^;]*?)\)\s*(?:\|\||;)", body, re.S):
+        out |= set(re.findall(r"ORDMA_NL_A_\w+", args))
     return out
 
 
@@ -220,6 +228,9 @@ sent = {
     "pool-changed": puts("ordma_nl_fill_pool"),
     "chan-up": chan - {"ORDMA_NL_A_ERRNO"},
     "chan-down": chan,
+    "chan-get": puts("ordma_nl_fill_chan_stat"),
+    "listener-get": puts("ordma_nl_fill_listener"),
+    "window-get": puts("ordma_nl_fill_window"),
 }
 p = []
 for op in ops["list"]:

@@ -653,8 +653,10 @@ struct ordma_ring_enter {
  *   QP number, state, local and peer address, credits, chunks held, bytes
  *   and operations each way, errors, registrations, pinned pages, live MRs,
  *   operations in flight and age; ORDMA_NL_A_CHAN_ID names it. A dump
- *   returns every channel end, only those of ORDMA_NL_A_DEV_NAME's device
- *   and of ORDMA_NL_A_PID's process if given.
+ *   returns every channel end (and ignores ORDMA_NL_A_CHAN_ID). Both keep
+ *   only the channel ends of ORDMA_NL_A_DEV_NAME's device and of
+ *   ORDMA_NL_A_PID's process if given: a get of one they do not keep is
+ *   ENOENT.
  * - ORDMA_NL_CMD_LISTENER_GET (dump only): every listener: its id, owner,
  *   local address and port, backlog and the channels waiting for accept.
  * - ORDMA_NL_CMD_WINDOW_GET (dump only): every exposed window: the id of
