@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ordmactl - show and change ordma's devices over its generic netlink
- * family (include/uapi/linux/ordma.h, DOC: Generic netlink), and follow its
- * events. man/man8/ordmactl.8 has the whole interface.
+ * family (include/uapi/linux/ordma.h, DOC: Generic netlink), list its
+ * channel ends, listeners and exposed windows, and follow its events.
+ * man/man8/ordmactl.8 has the whole interface.
  *
  * The command line is checked whole before the socket is opened. Exit
  * status: 0 done, 1 the kernel refused or the operation failed (its
@@ -47,6 +48,11 @@ enum fmt {
 	FMT_IPV4,	/* u32, network order */
 	FMT_IPV6,	/* 16 bytes */
 	FMT_BE16,	/* u16, network order */
+	FMT_STR,	/* a string (control characters as '?' in plain) */
+	FMT_CHAN,	/* enum ordma_nl_chan_state (plain: and the errno) */
+	FMT_ACCESS,	/* ORDMA_ACCESS_* bits as "r", "w", "rw" */
+	FMT_AGE,	/* ms; readable in plain output */
+	FMT_ADDR,	/* ADDR:PORT or [ADDR]:PORT of the attribute's triple */
 };
 
 struct field {
@@ -120,6 +126,93 @@ static const struct field port_field = {
 	ORDMA_NL_A_PORT_STATE, "port_state", FMT_PORT,
 };
 
+/*
+ * A column of "chan show", "listener show" or "window show": its heading
+ * in plain output (NULL: JSON only) and its field; a column of @stats is
+ * shown in plain output with -s only. JSON has every field, in this order.
+ */
+struct col {
+	const char *head;
+	struct field f;
+	bool stats;
+};
+
+static const struct col chan_cols[] = {
+	{ "ID", { ORDMA_NL_A_CHAN_ID, "chan_id", FMT_NUM }, false },
+	{ "PID", { ORDMA_NL_A_PID, "pid", FMT_NUM }, false },
+	{ "COMM", { ORDMA_NL_A_COMM, "comm", FMT_STR }, false },
+	{ "DEV", { ORDMA_NL_A_DEV_NAME, "dev_name", FMT_STR }, false },
+	{ "QPN", { ORDMA_NL_A_CHAN_QPN, "chan_qpn", FMT_NUM }, false },
+	{ "STATE", { ORDMA_NL_A_CHAN_STATE, "chan_state", FMT_CHAN }, false },
+	{ NULL, { ORDMA_NL_A_ERRNO, "errno", FMT_NUM }, false },
+	{ "LOCAL", { ORDMA_NL_A_LOCAL_IPV4, "local", FMT_ADDR }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_IPV4, "local_ipv4", FMT_IPV4 }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_IPV6, "local_ipv6", FMT_IPV6 }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_PORT, "local_port", FMT_BE16 }, false },
+	{ "PEER", { ORDMA_NL_A_PEER_IPV4, "peer", FMT_ADDR }, false },
+	{ NULL, { ORDMA_NL_A_PEER_IPV4, "peer_ipv4", FMT_IPV4 }, false },
+	{ NULL, { ORDMA_NL_A_PEER_IPV6, "peer_ipv6", FMT_IPV6 }, false },
+	{ NULL, { ORDMA_NL_A_PEER_PORT, "peer_port", FMT_BE16 }, false },
+	{ "CREDITS", { ORDMA_NL_A_TX_CREDITS, "tx_credits", FMT_NUM }, false },
+	{ NULL, { ORDMA_NL_A_RX_POSTED, "rx_posted", FMT_NUM }, false },
+	{ "CHUNKS", { ORDMA_NL_A_CHUNKS_HELD, "chunks_held", FMT_NUM }, false },
+	{ "BYTES_TX", { ORDMA_NL_A_BYTES_TX, "bytes_tx", FMT_SIZE }, true },
+	{ "BYTES_RX", { ORDMA_NL_A_BYTES_RX, "bytes_rx", FMT_SIZE }, true },
+	{ NULL, { ORDMA_NL_A_OPS, "ops", FMT_NUM }, true },
+	{ "OPS_TX", { ORDMA_NL_A_OPS_TX, "ops_tx", FMT_NUM }, true },
+	{ "OPS_RX", { ORDMA_NL_A_OPS_RX, "ops_rx", FMT_NUM }, true },
+	{ "ERRORS", { ORDMA_NL_A_ERRORS, "errors", FMT_NUM }, true },
+	{ "INFLIGHT", { ORDMA_NL_A_INFLIGHT, "inflight", FMT_NUM }, true },
+	{ "REGS", { ORDMA_NL_A_REGISTRATIONS, "registrations", FMT_NUM }, true },
+	{ "PINNED", { ORDMA_NL_A_PAGES_PINNED, "pages_pinned", FMT_NUM }, true },
+	{ "MRS", { ORDMA_NL_A_MRS_LIVE, "mrs_live", FMT_NUM }, true },
+	{ "AGE", { ORDMA_NL_A_AGE_MS, "age_ms", FMT_AGE }, true },
+	{ NULL, { 0, NULL, FMT_NUM }, false },
+};
+
+static const struct col listener_cols[] = {
+	{ "ID", { ORDMA_NL_A_LISTENER_ID, "listener_id", FMT_NUM }, false },
+	{ "PID", { ORDMA_NL_A_PID, "pid", FMT_NUM }, false },
+	{ "COMM", { ORDMA_NL_A_COMM, "comm", FMT_STR }, false },
+	{ "LOCAL", { ORDMA_NL_A_LOCAL_IPV4, "local", FMT_ADDR }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_IPV4, "local_ipv4", FMT_IPV4 }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_IPV6, "local_ipv6", FMT_IPV6 }, false },
+	{ NULL, { ORDMA_NL_A_LOCAL_PORT, "local_port", FMT_BE16 }, false },
+	{ "BACKLOG", { ORDMA_NL_A_BACKLOG, "backlog", FMT_NUM }, false },
+	{ "PENDING", { ORDMA_NL_A_PENDING, "pending", FMT_NUM }, false },
+	{ "AGE", { ORDMA_NL_A_AGE_MS, "age_ms", FMT_AGE }, false },
+	{ NULL, { 0, NULL, FMT_NUM }, false },
+};
+
+static const struct col window_cols[] = {
+	{ "FILE", { ORDMA_NL_A_FILE_ID, "file_id", FMT_NUM }, false },
+	{ "ID", { ORDMA_NL_A_WINDOW_ID, "window_id", FMT_NUM }, false },
+	{ "PID", { ORDMA_NL_A_PID, "pid", FMT_NUM }, false },
+	{ "COMM", { ORDMA_NL_A_COMM, "comm", FMT_STR }, false },
+	{ "LEN", { ORDMA_NL_A_LEN, "len", FMT_SIZE }, false },
+	{ "ACCESS", { ORDMA_NL_A_ACCESS, "access", FMT_ACCESS }, false },
+	{ "WRITES", { ORDMA_NL_A_WRITES, "writes", FMT_NUM }, false },
+	{ NULL, { 0, NULL, FMT_NUM }, false },
+};
+
+/* The objects "OBJECT show" lists; every message has the first column. */
+enum list {
+	LIST_CHAN,
+	LIST_LISTENER,
+	LIST_WINDOW,
+};
+
+static const struct table {
+	const char *name;	/* the object on the command line */
+	uint8_t cmd;
+	const struct col *cols;
+} tables[] = {
+	[LIST_CHAN] = { "chan", ORDMA_NL_CMD_CHAN_GET, chan_cols },
+	[LIST_LISTENER] = { "listener", ORDMA_NL_CMD_LISTENER_GET,
+			    listener_cols },
+	[LIST_WINDOW] = { "window", ORDMA_NL_CMD_WINDOW_GET, window_cols },
+};
+
 /* How a setting's value is given and sent: its attribute's type. */
 enum set_type {
 	SET_U32,	/* a number up to UINT32_MAX, a u32 */
@@ -151,6 +244,13 @@ static const char *const modes[] = {
 	[ORDMA_NL_MODE_COPY] = "copy",
 	[ORDMA_NL_MODE_ZEROCOPY] = "zerocopy",
 	[ORDMA_NL_MODE_OVERLAP] = "overlap",
+};
+
+static const char *const chan_states[] = {
+	[ORDMA_NL_CHAN_CONNECTING] = "connecting",
+	[ORDMA_NL_CHAN_PARKED] = "parked",
+	[ORDMA_NL_CHAN_ESTABLISHED] = "established",
+	[ORDMA_NL_CHAN_DEAD] = "dead",
 };
 
 static const char *const events[] = {
@@ -340,6 +440,40 @@ static void human(char *buf, size_t n, uint64_t v)
 		snprintf(buf, n, "%.1f %s", d, unit[i]);
 }
 
+/* A time in ms: "850ms", "12.3s", "4m05s", "2h03m", "3d04h". */
+static void age(char *buf, size_t n, uint64_t ms)
+{
+	uint64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, n, "%" PRIu64 "ms", ms);
+	else if (s < 60)
+		snprintf(buf, n, "%" PRIu64 ".%" PRIu64 "s", s, ms % 1000 / 100);
+	else if (s < 3600)
+		snprintf(buf, n, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m", s / 3600,
+			 s / 60 % 60);
+	else
+		snprintf(buf, n, "%" PRIu64 "d%02" PRIu64 "h", s / 86400,
+			 s / 3600 % 24);
+}
+
+/* ORDMA_ACCESS_* bits: "r", "w", "rw", "-" for none; others in hex. */
+static void access_text(char *buf, size_t n, uint64_t v)
+{
+	uint64_t rest = v & ~(uint64_t)(ORDMA_ACCESS_REMOTE_READ |
+					ORDMA_ACCESS_REMOTE_WRITE);
+
+	snprintf(buf, n, "%s%s", v & ORDMA_ACCESS_REMOTE_READ ? "r" : "",
+		 v & ORDMA_ACCESS_REMOTE_WRITE ? "w" : "");
+	if (rest)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%#" PRIx64,
+			 buf[0] ? "+" : "", rest);
+	else if (!buf[0])
+		snprintf(buf, n, "-");
+}
+
 static uint64_t attr_u64(const struct nlattr *a)
 {
 	switch (nla_len(a)) {
@@ -370,7 +504,43 @@ static void name_of(char *buf, size_t n, const char *const *names,
 static bool is_text(const struct field *f)
 {
 	return f->fmt == FMT_PORT || f->fmt == FMT_MODE ||
-	       f->fmt == FMT_IPV4 || f->fmt == FMT_IPV6;
+	       f->fmt == FMT_IPV4 || f->fmt == FMT_IPV6 ||
+	       f->fmt == FMT_STR || f->fmt == FMT_CHAN ||
+	       f->fmt == FMT_ACCESS || f->fmt == FMT_ADDR;
+}
+
+static const char *field_text(char *buf, size_t n, struct nlattr **tb,
+			      const struct field *f, bool readable);
+
+/*
+ * The address of the triple whose IPv4 attribute is @a4 (a local or a
+ * peer address) as ADDR:PORT or [ADDR]:PORT, "-" for a port not sent;
+ * NULL if neither address was sent.
+ */
+static const char *addr_text(char *buf, size_t n, struct nlattr **tb, int a4)
+{
+	bool local = a4 == ORDMA_NL_A_LOCAL_IPV4;
+	const struct field v4 = { a4, NULL, FMT_IPV4 };
+	const struct field v6 = {
+		local ? ORDMA_NL_A_LOCAL_IPV6 : ORDMA_NL_A_PEER_IPV6, NULL,
+		FMT_IPV6,
+	};
+	const struct field port = {
+		local ? ORDMA_NL_A_LOCAL_PORT : ORDMA_NL_A_PEER_PORT, NULL,
+		FMT_BE16,
+	};
+	char ip[INET6_ADDRSTRLEN], p[16];
+	bool is6 = false;
+
+	if (!field_text(ip, sizeof(ip), tb, &v4, false)) {
+		if (!field_text(ip, sizeof(ip), tb, &v6, false))
+			return NULL;
+		is6 = true;
+	}
+	if (!field_text(p, sizeof(p), tb, &port, false))
+		snprintf(p, sizeof(p), "-");
+	snprintf(buf, n, is6 ? "[%s]:%s" : "%s:%s", ip, p);
+	return buf;
 }
 
 /* Field @f of @tb as text into @buf (sizes readable if @readable); NULL if
@@ -380,8 +550,12 @@ static const char *field_text(char *buf, size_t n, struct nlattr **tb,
 			      const struct field *f, bool readable)
 {
 	const struct nlattr *a = tb[f->attr];
+	const char *name;
 	uint32_t a4;
+	size_t i;
 
+	if (f->fmt == FMT_ADDR)
+		return addr_text(buf, n, tb, f->attr);
 	if (!a)
 		return NULL;
 	switch (f->fmt) {
@@ -415,6 +589,39 @@ static const char *field_text(char *buf, size_t n, struct nlattr **tb,
 			return NULL;
 		snprintf(buf, n, "%u", ntohs(nla_get_u16((struct nlattr *)a)));
 		break;
+	case FMT_STR:
+		snprintf(buf, n, "%.*s",
+			 (int)strnlen(nla_data(a), nla_len(a)),
+			 (const char *)nla_data(a));
+		/* A name a process chose: nothing a terminal would obey. */
+		for (i = 0; readable && buf[i]; i++)
+			if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+				buf[i] = '?';
+		break;
+	case FMT_CHAN:
+		name_of(buf, n, chan_states, ARRAY_LEN(chan_states),
+			attr_u64(a));
+		if (!readable || attr_u64(a) != ORDMA_NL_CHAN_DEAD ||
+		    !tb[ORDMA_NL_A_ERRNO])
+			break;
+		/* Plain output: why it died, as dead:ECONNRESET. */
+		name = strerrorname_np((int)attr_u64(tb[ORDMA_NL_A_ERRNO]));
+		if (name)
+			snprintf(buf + strlen(buf), n - strlen(buf), ":%s",
+				 name);
+		else
+			snprintf(buf + strlen(buf), n - strlen(buf),
+				 ":%" PRIu64, attr_u64(tb[ORDMA_NL_A_ERRNO]));
+		break;
+	case FMT_ACCESS:
+		access_text(buf, n, attr_u64(a));
+		break;
+	case FMT_AGE:
+		if (readable)
+			age(buf, n, attr_u64(a));
+		else
+			snprintf(buf, n, "%" PRIu64, attr_u64(a));
+		break;
 	default:
 		snprintf(buf, n, "%" PRIu64, attr_u64(a));
 		break;
@@ -425,7 +632,7 @@ static const char *field_text(char *buf, size_t n, struct nlattr **tb,
 /* Field @f as a JSON member: a number, a string, or null if missing. */
 static void field_json(struct nlattr **tb, const struct field *f)
 {
-	char buf[64];
+	char buf[128];
 	const char *s = field_text(buf, sizeof(buf), tb, f, false);
 
 	if (!s)
@@ -458,6 +665,10 @@ static const char *attr_name(int type)
 
 	if (type == ORDMA_NL_A_DEV_NAME)
 		return "dev_name";
+	if (type == ORDMA_NL_A_CHAN_ID)
+		return "chan_id";
+	if (type == ORDMA_NL_A_PID)
+		return "pid";
 	for (i = 0; i < ARRAY_LEN(settings); i++)
 		if (settings[i].attr == type)
 			return settings[i].name;
@@ -893,6 +1104,162 @@ static int do_show(struct ctl *c, enum show what, const char *dev)
 	return 0;
 }
 
+/* ---- chan, listener and window show ------------------------------------ */
+
+/* What "OBJECT show" asks for: dev, pid and id as given, 0 if not. */
+struct filter {
+	enum list what;
+	bool stats;		/* -s */
+	const char *dev;
+	uint32_t pid, id;
+};
+
+struct row {
+	struct nlattr *tb[ORDMA_NL_A_MAX + 1];
+	struct nl_msg *msg;	/* holds what @tb points into */
+};
+
+struct rows {
+	struct ctl *c;
+	int key;		/* the attribute every message has: its id */
+	struct row *v;
+	size_t n;
+};
+
+static int on_row(struct nl_msg *msg, void *arg)
+{
+	struct rows *r = arg;
+	struct row *n;
+
+	n = realloc(r->v, (r->n + 1) * sizeof(*r->v));
+	if (!n) {
+		r->c->err = ENOMEM;
+		return NL_STOP;
+	}
+	r->v = n;
+	n = &r->v[r->n];
+	memset(n, 0, sizeof(*n));
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, n->tb, ORDMA_NL_A_MAX, NULL) ||
+	    !n->tb[r->key]) {
+		snprintf(r->c->msg, sizeof(r->c->msg), "a malformed answer");
+		r->c->err = EPROTO;
+		return NL_STOP;
+	}
+	nlmsg_get(msg);
+	n->msg = msg;
+	r->n++;
+	return NL_OK;
+}
+
+static void rows_free(struct rows *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		nlmsg_free(r->v[i].msg);
+	free(r->v);
+	r->v = NULL;
+	r->n = 0;
+}
+
+static void list_json(const struct rows *r, const struct col *cols)
+{
+	const struct col *k;
+	size_t i;
+
+	jopen(NULL, '[');
+	for (i = 0; i < r->n; i++) {
+		jopen(NULL, '{');
+		for (k = cols; k->f.name; k++)
+			field_json(r->v[i].tb, &k->f);
+		jclose('}');
+	}
+	jclose(']');
+	putchar('\n');
+}
+
+/* Does plain output show column @k? */
+static bool col_shown(const struct col *k, bool stats)
+{
+	return k->head && (!k->stats || stats);
+}
+
+/*
+ * A table: a heading line, then one line per object, each column as wide
+ * as its widest value, numbers to the right, text to the left; the last
+ * column has no trailing blanks.
+ */
+static void list_plain(const struct rows *r, const struct col *cols,
+		       bool stats)
+{
+	const struct col *k, *last = NULL;
+	char buf[128];
+	int *w, c;
+	size_t i;
+
+	for (k = cols; k->f.name; k++)
+		if (col_shown(k, stats))
+			last = k;
+	w = calloc(last - cols + 1, sizeof(*w));
+	if (!w)
+		die_oom();
+	for (k = cols; k <= last; k++) {
+		if (!col_shown(k, stats))
+			continue;
+		c = k - cols;
+		widen(&w[c], k->head);
+		for (i = 0; i < r->n; i++)
+			widen(&w[c], field_plain(buf, sizeof(buf), r->v[i].tb,
+						 &k->f));
+	}
+	for (i = 0; i <= r->n; i++) {
+		for (k = cols; k <= last; k++) {
+			const char *s;
+			bool right = !is_text(&k->f);
+
+			if (!col_shown(k, stats))
+				continue;
+			c = k - cols;
+			s = i ? field_plain(buf, sizeof(buf), r->v[i - 1].tb,
+					    &k->f) : k->head;
+			if (k != cols)
+				fputs("  ", stdout);
+			if (right)
+				printf("%*s", w[c], s);
+			else if (k == last)
+				fputs(s, stdout);
+			else
+				printf("%-*s", w[c], s);
+		}
+		putchar('\n');
+	}
+	free(w);
+}
+
+static int do_list(struct ctl *c, const struct filter *fl)
+{
+	const struct table *t = &tables[fl->what];
+	struct rows r = { c, t->cols[0].f.attr, NULL, 0 };
+	struct nl_msg *msg = ctl_msg(c, t->cmd, fl->dev);
+	char what[32];
+
+	if ((fl->pid && nla_put_u32(msg, ORDMA_NL_A_PID, fl->pid)) ||
+	    (fl->id && nla_put_u32(msg, ORDMA_NL_A_CHAN_ID, fl->id)))
+		die_oom();
+	/* With an id, the one channel end; else the kernel's dump. */
+	if (ctl_run(c, fl->id ? 0 : NLM_F_DUMP, msg, on_row, &r)) {
+		snprintf(what, sizeof(what), "%s show", t->name);
+		die_refused(what, c);
+	}
+	nlmsg_free(msg);
+	if (opt_json)
+		list_json(&r, t->cols);
+	else
+		list_plain(&r, t->cols, fl->stats);
+	rows_free(&r);
+	return 0;
+}
+
 static int on_nothing(struct nl_msg *msg, void *arg)
 {
 	return NL_OK;
@@ -985,18 +1352,9 @@ static void event_json(uint8_t cmd, struct nlattr **tb)
 /* A channel event's peer as ADDR:PORT or [ADDR]:PORT, "-" if none. */
 static const char *event_peer(struct nlattr **tb, char *buf, size_t n)
 {
-	char ip[64], port[16];
-	bool v6 = false;
+	const char *s = addr_text(buf, n, tb, ORDMA_NL_A_PEER_IPV4);
 
-	if (!field_text(ip, sizeof(ip), tb, &chan_fields[1], false)) {
-		if (!field_text(ip, sizeof(ip), tb, &chan_fields[2], false))
-			return "-";
-		v6 = true;
-	}
-	if (!field_text(port, sizeof(port), tb, &chan_fields[3], false))
-		snprintf(port, sizeof(port), "-");
-	snprintf(buf, n, v6 ? "[%s]:%s" : "%s:%s", ip, port);
-	return buf;
+	return s ? s : "-";
 }
 
 static void event_plain(uint8_t cmd, struct nlattr **tb)
@@ -1100,6 +1458,10 @@ static void usage(FILE *f)
 	      "       ordmactl [--] pool set DEV KEY VALUE [KEY VALUE...]\n"
 	      "       ordmactl [-j] [-p] [--] stats show [DEV]\n"
 	      "       ordmactl [--] stats reset DEV\n"
+	      "       ordmactl [-j] [-p] [--] chan show [-s] [dev DEV] [pid PID]\n"
+	      "       ordmactl [-j] [-p] [--] chan show [-s] id ID\n"
+	      "       ordmactl [-j] [-p] [--] listener show [pid PID]\n"
+	      "       ordmactl [-j] [-p] [--] window show [pid PID]\n"
 	      "       ordmactl [-j] [--] monitor\n"
 	      "       ordmactl -h\n"
 	      "\n"
@@ -1111,6 +1473,10 @@ static void usage(FILE *f)
 	      "pool set keys: pool_bytes, chunk_bytes, chan_quota_chunks,\n"
 	      "  user_quota_chunks, mode (auto, copy, zerocopy, overlap),\n"
 	      "  progress_timeout_ms, cache_max_bytes\n"
+	      "chan show: -s adds the statistics to the plain table (JSON has\n"
+	      "  them always); dev and pid keep the channel ends of that device\n"
+	      "  and process, id shows the channel end of that id alone\n"
+	      "listener show, window show: pid keeps that process's objects\n"
 	      "exit status: 0 done, 1 refused or failed, 2 usage error\n", f);
 }
 
@@ -1119,6 +1485,7 @@ enum op {
 	OP_SET,
 	OP_RESET,
 	OP_MONITOR,
+	OP_LIST,
 };
 
 struct cmdline {
@@ -1127,6 +1494,7 @@ struct cmdline {
 	const char *dev;
 	struct value v[ARRAY_LEN(settings)];
 	size_t n;
+	struct filter fl;	/* OP_LIST */
 };
 
 /* A decimal number of at most @max, digits only; false if not. */
@@ -1191,6 +1559,63 @@ static void parse_settings(struct cmdline *cl, int argc, char **argv)
 	}
 }
 
+/* The value of operand @key of "@obj show" at argv[i + 1], if any. */
+static const char *list_value(int argc, char **argv, int i, const char *obj,
+			      const char *key)
+{
+	if (i + 1 >= argc)
+		die_usage("%s show: no value for '%s'", obj, key);
+	return argv[i + 1];
+}
+
+/* "chan show", "listener show" or "window show" and its operands. */
+static void parse_list(struct cmdline *cl, enum list what, int argc,
+		       char **argv)
+{
+	const char *obj = tables[what].name, *v;
+	bool chan = what == LIST_CHAN;
+	unsigned int seen = 0, bit;
+	uint64_t n;
+	int i;
+
+	if (argc < 1)
+		die_usage("%s: no command given", obj);
+	if (strcmp(argv[0], "show"))
+		die_usage("%s: unknown command '%s'", obj, argv[0]);
+	cl->op = OP_LIST;
+	cl->fl.what = what;
+	for (i = 1; i < argc; i++) {
+		bit = !strcmp(argv[i], "-s") ? 1 :
+		      !strcmp(argv[i], "dev") ? 2 :
+		      !strcmp(argv[i], "pid") ? 4 :
+		      !strcmp(argv[i], "id") ? 8 : 0;
+		if (!bit || (!chan && bit != 4))
+			die_usage("%s show: unknown argument '%s' (%s)", obj,
+				  argv[i], chan ? "-s, dev, pid, id" : "pid");
+		if (seen & bit)
+			die_usage("%s show: '%s' given twice", obj, argv[i]);
+		seen |= bit;
+		if (bit == 1) {
+			cl->fl.stats = true;
+			continue;
+		}
+		v = list_value(argc, argv, i, obj, argv[i]);
+		if (bit == 2) {
+			cl->fl.dev = parse_dev("chan show: dev", v);
+		} else if (!parse_u64(v, UINT32_MAX, &n) || !n) {
+			die_usage("%s show: %s: '%s' is not a number from 1 to %u",
+				  obj, argv[i], v, UINT32_MAX);
+		} else if (bit == 4) {
+			cl->fl.pid = (uint32_t)n;
+		} else {
+			cl->fl.id = (uint32_t)n;
+		}
+		i++;
+	}
+	if ((seen & 8) && (seen & 6))
+		die_usage("chan show: id names one channel end: no dev or pid with it");
+}
+
 /* At most @max operands after OBJECT COMMAND. */
 static void operands(int argc, int max, const char *obj, const char *cmd)
 {
@@ -1203,6 +1628,7 @@ static void operands(int argc, int max, const char *obj, const char *cmd)
 static void parse(int argc, char **argv, struct cmdline *cl)
 {
 	const char *obj, *cmd;
+	size_t k;
 	int opt;
 
 	memset(cl, 0, sizeof(*cl));
@@ -1226,8 +1652,14 @@ static void parse(int argc, char **argv, struct cmdline *cl)
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		die_usage("no object given (dev, pool, stats, monitor)");
+		die_usage("no object given (dev, pool, stats, chan, listener, window, monitor)");
 	obj = argv[0];
+	for (k = 0; k < ARRAY_LEN(tables); k++) {
+		if (!strcmp(obj, tables[k].name)) {
+			parse_list(cl, (enum list)k, argc - 1, argv + 1);
+			return;
+		}
+	}
 	if (!strcmp(obj, "monitor")) {
 		operands(argc - 1, 0, obj, NULL);
 		if (opt_pretty)
@@ -1236,7 +1668,7 @@ static void parse(int argc, char **argv, struct cmdline *cl)
 		return;
 	}
 	if (strcmp(obj, "dev") && strcmp(obj, "stats") && strcmp(obj, "pool"))
-		die_usage("unknown object '%s' (dev, pool, stats, monitor)",
+		die_usage("unknown object '%s' (dev, pool, stats, chan, listener, window, monitor)",
 			  obj);
 	if (argc < 2)
 		die_usage("%s: no command given", obj);
@@ -1286,6 +1718,9 @@ int main(int argc, char **argv)
 		break;
 	case OP_RESET:
 		ret = do_stats_reset(&c, cl.dev);
+		break;
+	case OP_LIST:
+		ret = do_list(&c, &cl.fl);
 		break;
 	default:
 		ret = do_monitor(&c);
