@@ -10,9 +10,13 @@
  * CHAN_DOWN, once each), settings (only a change) and devices (rdma link
  * del/add, in a fixture of its own that puts rxe0 back), the pin cache's
  * counters count a source sent twice and then unmapped (STATS_RESET zeroes
- * them, not cache_pages), and a seeded fuzz of malformed requests is
- * refused, each with its exact errno. Every test leaves rxe0's settings at
- * their defaults.
+ * them, not cache_pages), channel ends, listeners and windows are listed
+ * (ordmactl chan, listener and window show) with their states, addresses
+ * and exact counters, in JSON and in tables of the same rows, filtered by
+ * process, to their owner's user alone without CAP_NET_ADMIN, each once
+ * in a dump of 200, and gone once closed, and a seeded fuzz of malformed
+ * requests is refused, each with its exact errno. Every test leaves rxe0's
+ * settings at their defaults.
  *
  * Run from anywhere: the repository is found from this binary's own path
  * (<repo>/selftests/guest/nl_test); the monitor writes under <repo>/out/.
@@ -1244,6 +1248,34 @@ TEST_F(nl, ordmactl_usage_errors)
 	/* The usage error comes first, the missing device never asked for. */
 	EXPECT_EQ(2, run(out, sizeof(out), "'%s' pool set nodev0 chan_quota_chunks lots",
 			 ctl));
+
+	/* chan, listener and window show name the argument at fault. */
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show pid x", ctl));
+	EXPECT_STREQ("ordmactl: chan show: pid: 'x' is not a number from 1 to 4294967295\n"
+		     "Try 'ordmactl -h'.\n", out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show id 0", ctl));
+	EXPECT_STREQ("ordmactl: chan show: id: '0' is not a number from 1 to 4294967295\n"
+		     "Try 'ordmactl -h'.\n", out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' window show pid 4294967296", ctl));
+	EXPECT_STREQ("ordmactl: window show: pid: '4294967296' is not a number from 1 to 4294967295\n"
+		     "Try 'ordmactl -h'.\n", out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show pid", ctl));
+	EXPECT_STREQ("ordmactl: chan show: no value for 'pid'\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show -s dev rxe0 -s", ctl));
+	EXPECT_STREQ("ordmactl: chan show: '-s' given twice\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' listener show dev rxe0", ctl));
+	EXPECT_STREQ("ordmactl: listener show: unknown argument 'dev' (pid)\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show id 5 pid 6", ctl));
+	EXPECT_STREQ("ordmactl: chan show: id names one channel end: no dev or pid with it\n"
+		     "Try 'ordmactl -h'.\n", out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' window list", ctl));
+	EXPECT_STREQ("ordmactl: window: unknown command 'list'\nTry 'ordmactl -h'.\n",
+		     out);
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show dev %0100d", ctl, 0));
+	EXPECT_NE(NULL, strstr(out, "is longer than 63 bytes")) TH_LOG("%s", out);
 }
 
 /* A bad POOL_SET through ordmactl: its exit status and all it says. */
@@ -1501,6 +1533,867 @@ TEST_F(nl, nobody_reads_but_does_not_change_or_listen)
 	EXPECT_STREQ("ordmactl: monitor: cannot join group \"events\": Operation not permitted\n",
 		     out);
 	EXPECT_EQ(DEF_QUOTA, knob("chan_quota_chunks"));
+}
+
+/* ---- channel ends, listeners and windows ---------------------------------- */
+
+/*
+ * Send the dump @r over @g and read its answers: in *@n how many carry
+ * @key, each value once (-EEXIST if one comes twice), in *@rounds how
+ * many reads it took. 0, or the negative errno of its error or DONE.
+ */
+static int dump_ids(struct gnl *g, struct req *r, uint16_t key, int *n,
+		    int *rounds)
+{
+	static uint32_t ids[4096];
+	static char buf[16384];
+	struct nlmsghdr *nh;
+	struct nlattr *a;
+	ssize_t len;
+	int i, dup = 0;
+
+	*n = 0;
+	*rounds = 0;
+	r->nh.nlmsg_seq = ++g->seq;
+	if (send(g->fd, r, r->nh.nlmsg_len, 0) != (ssize_t)r->nh.nlmsg_len)
+		return -EIO;
+	for (;;) {
+		len = recv(g->fd, buf, sizeof(buf), 0);
+		if (len < 0)
+			return -EIO;
+		(*rounds)++;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, len);
+		     nh = NLMSG_NEXT(nh, len)) {
+			if (nh->nlmsg_seq != g->seq)
+				continue;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				i = *(int *)NLMSG_DATA(nh);
+				return i ? i : dup ? -EEXIST : 0;
+			}
+			for_each_attr(a, (char *)NLMSG_DATA(nh) + GENL_HDRLEN,
+				      nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN)) {
+				if (a->nla_type != key)
+					continue;
+				for (i = 0; i < *n; i++)
+					if (ids[i] == *(uint32_t *)(a + 1))
+						dup = 1;
+				if (*n < (int)ARRAY_SIZE(ids))
+					ids[(*n)++] = *(uint32_t *)(a + 1);
+			}
+		}
+	}
+}
+
+/* Objects one show may list here: 200 channel ends and then some. */
+#define SHOW_MAX	256
+
+static struct jobj show_o[SHOW_MAX];
+static char show_out[1 << 20];
+
+/*
+ * `ordmactl -j ARGS` (a chan, listener or window show) into show_o: how
+ * many objects, or -1 if it failed or printed no JSON array (show_out has
+ * what it said).
+ */
+static int show(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int show(const char *fmt, ...)
+{
+	char args[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	if (run(show_out, sizeof(show_out), "'%s' -j %s", ctl, args))
+		return -1;
+	return jarray(show_out, show_o, SHOW_MAX);
+}
+
+/* A string member of @o, NULL if it is null, missing or no string. */
+static const char *jstr_of(const struct jobj *o, const char *key)
+{
+	const struct jkv *kv = jget(o, key);
+
+	return kv && kv->str ? kv->val : NULL;
+}
+
+/* Is member @key of @o null (sent by nobody)? */
+static bool jis_null(const struct jobj *o, const char *key)
+{
+	const struct jkv *kv = jget(o, key);
+
+	return kv && kv->null;
+}
+
+/* The one object of the @n at @o whose number @key is @v, else NULL. */
+static const struct jobj *jfind(const struct jobj *o, int n, const char *key,
+				unsigned long long v)
+{
+	const struct jobj *found = NULL;
+	const struct jkv *kv;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		kv = jget(&o[i], key);
+		if (!kv || kv->str || kv->null ||
+		    strtoull(kv->val, NULL, 10) != v)
+			continue;
+		if (found)
+			return NULL;
+		found = &o[i];
+	}
+	return found;
+}
+
+/* How many of the @n at @o have the number @v as @key. */
+static int jcount(const struct jobj *o, int n, const char *key,
+		  unsigned long long v)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (jget(&o[i], key) && jnum(&o[i], key) == v)
+			k++;
+	return k;
+}
+
+/* A plain table's line, cut where two or more blanks separate cells. */
+#define PLAIN_CELLS	24
+
+struct prow {
+	char cell[PLAIN_CELLS][64];
+	int n;
+};
+
+static struct prow prows[SHOW_MAX + 1];
+
+/* Each line of the plain table @out into prows: how many, or -1. */
+static int plain_table(const char *out)
+{
+	const char *p = out, *end, *eol;
+	int n = 0;
+	size_t len;
+
+	while (*p) {
+		struct prow *r = &prows[n];
+
+		if (n == (int)ARRAY_SIZE(prows))
+			return -1;
+		eol = strchr(p, '\n');
+		if (!eol)
+			return -1;
+		r->n = 0;
+		for (;;) {
+			while (p < eol && *p == ' ')
+				p++;
+			if (p == eol)
+				break;
+			end = strstr(p, "  ");
+			if (!end || end > eol)
+				end = eol;
+			len = end - p;
+			if (r->n == PLAIN_CELLS || len >= sizeof(r->cell[0]))
+				return -1;
+			memcpy(r->cell[r->n], p, len);
+			r->cell[r->n++][len] = '\0';
+			p = end;
+		}
+		p = eol + 1;
+		n++;
+	}
+	return n;
+}
+
+/* How a plain column shows a member of the JSON object. */
+enum pshow {
+	P_TEXT,		/* the string, "-" for null */
+	P_NUM,		/* the number */
+	P_SIZE,		/* the number as human() writes it */
+	P_STATE,	/* chan_state, ":ERRNAME" after "dead" */
+};
+
+struct pcol {
+	const char *head;
+	const char *key;	/* NULL: not compared (it changes) */
+	enum pshow how;
+};
+
+static const struct pcol chan_pcols[] = {
+	{ "ID", "chan_id", P_NUM }, { "PID", "pid", P_NUM },
+	{ "COMM", "comm", P_TEXT }, { "DEV", "dev_name", P_TEXT },
+	{ "QPN", "chan_qpn", P_NUM }, { "STATE", "chan_state", P_STATE },
+	{ "LOCAL", "local", P_TEXT }, { "PEER", "peer", P_TEXT },
+	{ "CREDITS", "tx_credits", P_NUM }, { "CHUNKS", "chunks_held", P_NUM },
+	{ "BYTES_TX", "bytes_tx", P_SIZE }, { "BYTES_RX", "bytes_rx", P_SIZE },
+	{ "OPS_TX", "ops_tx", P_NUM }, { "OPS_RX", "ops_rx", P_NUM },
+	{ "ERRORS", "errors", P_NUM }, { "INFLIGHT", "inflight", P_NUM },
+	{ "REGS", "registrations", P_NUM }, { "PINNED", "pages_pinned", P_NUM },
+	{ "MRS", "mrs_live", P_NUM }, { "AGE", NULL, P_NUM },
+	{ NULL, NULL, P_NUM },
+};
+
+static const struct pcol listener_pcols[] = {
+	{ "ID", "listener_id", P_NUM }, { "PID", "pid", P_NUM },
+	{ "COMM", "comm", P_TEXT }, { "LOCAL", "local", P_TEXT },
+	{ "BACKLOG", "backlog", P_NUM }, { "PENDING", "pending", P_NUM },
+	{ "AGE", NULL, P_NUM },
+	{ NULL, NULL, P_NUM },
+};
+
+static const struct pcol window_pcols[] = {
+	{ "FILE", "file_id", P_NUM }, { "ID", "window_id", P_NUM },
+	{ "PID", "pid", P_NUM }, { "COMM", "comm", P_TEXT },
+	{ "LEN", "len", P_SIZE }, { "ACCESS", "access", P_TEXT },
+	{ "WRITES", "writes", P_NUM },
+	{ NULL, NULL, P_NUM },
+};
+
+/* What plain output should show of @key of @o, the column being @c. */
+static void pexpect(const struct jobj *o, const struct pcol *c, char *buf,
+		    size_t n)
+{
+	const char *s = jstr_of(o, c->key), *name;
+
+	switch (c->how) {
+	case P_TEXT:
+		snprintf(buf, n, "%s", s ? s : "-");
+		break;
+	case P_NUM:
+		snprintf(buf, n, "%llu", jnum(o, c->key));
+		break;
+	case P_SIZE:
+		human(buf, n, jnum(o, c->key));
+		break;
+	case P_STATE:
+		snprintf(buf, n, "%s", s ? s : "-");
+		name = strerrorname_np((int)jnum(o, "errno"));
+		if (s && !strcmp(s, "dead") && !jis_null(o, "errno") && name)
+			snprintf(buf + strlen(buf), n - strlen(buf), ":%s",
+				 name);
+		break;
+	}
+}
+
+/*
+ * Does the plain table @out have the columns @cols, in order, and the
+ * rows of the @n JSON objects at @o, in their order, with the same
+ * values? "" in @why, else the first difference.
+ */
+static void plain_vs_json(const char *out, const struct jobj *o, int n,
+			  const struct pcol *cols, char *why, size_t wn)
+{
+	char want[128];
+	int rows = plain_table(out), i, k;
+
+	why[0] = '\0';
+	if (rows != n + 1) {
+		snprintf(why, wn, "%d lines for %d objects:\n%.2000s", rows, n, out);
+		return;
+	}
+	for (k = 0; cols[k].head; k++)
+		if (k >= prows[0].n || strcmp(prows[0].cell[k], cols[k].head)) {
+			snprintf(why, wn, "column %d is not %s:\n%.2000s", k,
+				 cols[k].head, out);
+			return;
+		}
+	if (k != prows[0].n) {
+		snprintf(why, wn, "%d columns, not %d:\n%.2000s", prows[0].n, k, out);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (prows[i + 1].n != k) {
+			snprintf(why, wn, "row %d has %d cells:\n%.2000s", i,
+				 prows[i + 1].n, out);
+			return;
+		}
+		for (k = 0; cols[k].head; k++) {
+			if (!cols[k].key)
+				continue;
+			pexpect(&o[i], &cols[k], want, sizeof(want));
+			if (strcmp(want, prows[i + 1].cell[k])) {
+				snprintf(why, wn, "row %d %s is '%s', JSON says '%s':\n%.2000s",
+					 i, cols[k].head, prows[i + 1].cell[k],
+					 want, out);
+				return;
+			}
+		}
+	}
+}
+
+/* 192.0.2.1:PORT */
+static void ip4_port(char *buf, size_t n, unsigned int port)
+{
+	snprintf(buf, n, "%s:%u", CHAN_IP4, port);
+}
+
+/*
+ * Sent over the loop of chan_show_json_and_plain: a SEND, then a WRITE
+ * into the first of two windows of the same file (a window's length need
+ * be no multiple of a page).
+ */
+#define SHOW_SEND	300000
+#define SHOW_WRITE	70000
+#define SHOW_WIN	(256 * 1024)
+#define SHOW_WIN2	12345
+
+/*
+ * Both ends of a loop established, with exactly the bytes and operations
+ * each moved; its listener with its port; two windows with their lengths,
+ * access and writes; JSON that python reads, a plain table with the same
+ * rows; the id of one end; the passive end dead with ENOTCONN once the
+ * active one is closed, and all gone once the file is. Waits: the
+ * counters of the WRITE (1), the passive end dead (1), everything gone
+ * (1); a channel and its transfers (CHAN_S).
+ */
+TEST_F_TIMEOUT(nl, chan_listener_window_show, 3 * WAIT_MAX_S + CHAN_S + SLACK_S)
+{
+	const struct jobj *act, *pas, *w1, *w2;
+	unsigned long long act_id, pas_id;
+	char want[64], want2[64], why[4096];
+	static char out[65536];
+	unsigned char *win, *src;
+	static __u64 tok, tok2;
+	pid_t me = getpid();
+	long long end;
+	struct loop l;
+	int n;
+
+	win = mmap(NULL, SHOW_WIN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src = malloc(SHOW_WRITE);
+	ASSERT_NE(MAP_FAILED, win);
+	ASSERT_NE(NULL, src);
+	chan_fill(src, SHOW_WRITE, 99);
+	ASSERT_EQ(0, loop_open(&l));
+	ASSERT_EQ(0, chan_expose(l.fd, win, SHOW_WIN,
+				 ORDMA_ACCESS_REMOTE_READ | ORDMA_ACCESS_REMOTE_WRITE,
+				 &tok));
+	ASSERT_EQ(0, chan_expose(l.fd, win, SHOW_WIN2,
+				 ORDMA_ACCESS_REMOTE_READ, &tok2));
+	ASSERT_EQ(0, loop_move(&l, SHOW_SEND));
+	ASSERT_EQ(SHOW_WRITE, do_write(l.fd, l.active, src, SHOW_WRITE, tok, 0));
+	EXPECT_EQ(0, chan_check("written", win, SHOW_WRITE, 99));
+
+	/*
+	 * This process's two ends, the active one's peer the listener's
+	 * port. The passive end counts the WRITE's bytes as they land, which
+	 * may be after the active end's completion: one wait for them.
+	 */
+	end = chan_now_ms() + wait_ms();
+	do {
+		n = show("chan show pid %d", me);
+		ASSERT_EQ(2, n) TH_LOG("%s", show_out);
+		act = jfind(show_o, n, "peer_port", l.port);
+		pas = jfind(show_o, n, "local_port", l.port);
+		ASSERT_NE(NULL, act) TH_LOG("%s", show_out);
+		ASSERT_NE(NULL, pas) TH_LOG("%s", show_out);
+		if (jnum(pas, "bytes_rx") == SHOW_SEND + SHOW_WRITE)
+			break;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	act_id = jnum(act, "chan_id");
+	pas_id = jnum(pas, "chan_id");
+	EXPECT_NE(act_id, pas_id);
+	EXPECT_NE(0ULL, act_id);
+	EXPECT_NE(0ULL, pas_id);
+	EXPECT_NE(jnum(act, "chan_qpn"), jnum(pas, "chan_qpn"));
+	ip4_port(want, sizeof(want), l.port);
+	EXPECT_STREQ(want, jstr_of(act, "peer"));
+	EXPECT_STREQ(want, jstr_of(pas, "local"));
+	EXPECT_STREQ(jstr_of(act, "local"), jstr_of(pas, "peer"));
+	EXPECT_EQ(jnum(act, "local_port"), jnum(pas, "peer_port"));
+	for (n = 0; n < 2; n++) {
+		const struct jobj *o = n ? pas : act;
+
+		EXPECT_STREQ("established", jstr_of(o, "chan_state"));
+		EXPECT_TRUE(jis_null(o, "errno"));
+		EXPECT_STREQ(CHAN_IBDEV, jstr_of(o, "dev_name"));
+		EXPECT_STREQ("nl_test", jstr_of(o, "comm"));
+		EXPECT_EQ((unsigned long long)me, jnum(o, "pid"));
+		EXPECT_STREQ(CHAN_IP4, jstr_of(o, "local_ipv4"));
+		EXPECT_STREQ(CHAN_IP4, jstr_of(o, "peer_ipv4"));
+		EXPECT_TRUE(jis_null(o, "local_ipv6"));
+		EXPECT_TRUE(jis_null(o, "peer_ipv6"));
+		EXPECT_EQ(0ULL, jnum(o, "errors"));
+		EXPECT_EQ(0ULL, jnum(o, "inflight"));
+		EXPECT_EQ(jnum(o, "ops_tx") + jnum(o, "ops_rx"), jnum(o, "ops"));
+		EXPECT_LT(0ULL, jnum(o, "chunks_held"));
+		EXPECT_EQ(29, o->n);
+	}
+	/* Each byte once, on the end that sent it and the one it reached. */
+	EXPECT_EQ((unsigned long long)(SHOW_SEND + SHOW_WRITE),
+		  jnum(act, "bytes_tx"));
+	EXPECT_EQ(0ULL, jnum(act, "bytes_rx"));
+	EXPECT_EQ(0ULL, jnum(pas, "bytes_tx"));
+	EXPECT_EQ((unsigned long long)(SHOW_SEND + SHOW_WRITE),
+		  jnum(pas, "bytes_rx"));
+	/* The SEND and the WRITE; the RECV. */
+	EXPECT_EQ(2ULL, jnum(act, "ops_tx"));
+	EXPECT_EQ(0ULL, jnum(act, "ops_rx"));
+	EXPECT_EQ(0ULL, jnum(pas, "ops_tx"));
+	EXPECT_EQ(1ULL, jnum(pas, "ops_rx"));
+
+	/* The whole dump has both, once; JSON python reads; the same rows. */
+	n = show("chan show");
+	ASSERT_LE(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(1, jcount(show_o, n, "chan_id", act_id));
+	EXPECT_EQ(1, jcount(show_o, n, "chan_id", pas_id));
+	EXPECT_EQ(0, run(out, sizeof(out), "'%s' -j chan show | python3 -m json.tool >/dev/null && '%s' -p chan show | python3 -m json.tool >/dev/null",
+			 ctl, ctl)) TH_LOG("%s", out);
+	n = show("chan show pid %d", me);
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s pid %d", ctl, me));
+	plain_vs_json(out, show_o, n, chan_pcols, why, sizeof(why));
+	EXPECT_STREQ("", why);
+	/* Without -s: the first ten columns. */
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show pid %d", ctl, me));
+	ASSERT_EQ(3, plain_table(out)) TH_LOG("%s", out);
+	EXPECT_EQ(10, prows[0].n);
+	EXPECT_STREQ("CHUNKS", prows[0].cell[9]);
+
+	/* One end by its id: the doit, the same values. */
+	n = show("chan show id %llu", act_id);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(act_id, jnum(&show_o[0], "chan_id"));
+	EXPECT_EQ((unsigned long long)(SHOW_SEND + SHOW_WRITE),
+		  jnum(&show_o[0], "bytes_tx"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s id %llu", ctl,
+			 act_id));
+	plain_vs_json(out, show_o, n, chan_pcols, why, sizeof(why));
+	EXPECT_STREQ("", why);
+
+	/* The listener, on its port, nobody waiting for accept(). */
+	n = show("listener show pid %d", me);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ((unsigned long long)l.port, jnum(&show_o[0], "local_port"));
+	EXPECT_STREQ(want, jstr_of(&show_o[0], "local"));
+	EXPECT_STREQ(CHAN_IP4, jstr_of(&show_o[0], "local_ipv4"));
+	EXPECT_EQ(0ULL, jnum(&show_o[0], "pending"));
+	EXPECT_LT(0ULL, jnum(&show_o[0], "backlog"));
+	EXPECT_EQ((unsigned long long)me, jnum(&show_o[0], "pid"));
+	EXPECT_STREQ("nl_test", jstr_of(&show_o[0], "comm"));
+	EXPECT_NE(act_id, jnum(&show_o[0], "listener_id"));
+	EXPECT_NE(pas_id, jnum(&show_o[0], "listener_id"));
+	EXPECT_EQ(10, show_o[0].n);
+	EXPECT_EQ(0, run(out, sizeof(out), "'%s' -p listener show | python3 -m json.tool >/dev/null",
+			 ctl)) TH_LOG("%s", out);
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' listener show pid %d", ctl, me));
+	plain_vs_json(out, show_o, 1, listener_pcols, why, sizeof(why));
+	EXPECT_STREQ("", why);
+
+	/* The windows: each its length and access, the first written once. */
+	n = show("window show pid %d", me);
+	ASSERT_EQ(2, n) TH_LOG("%s", show_out);
+	w1 = jfind(show_o, n, "window_id", (__u32)tok);
+	w2 = jfind(show_o, n, "window_id", (__u32)tok2);
+	ASSERT_NE(NULL, w1) TH_LOG("%s", show_out);
+	ASSERT_NE(NULL, w2) TH_LOG("%s", show_out);
+	EXPECT_EQ((unsigned long long)SHOW_WIN, jnum(w1, "len"));
+	EXPECT_STREQ("rw", jstr_of(w1, "access"));
+	EXPECT_EQ(1ULL, jnum(w1, "writes"));
+	EXPECT_EQ((unsigned long long)SHOW_WIN2, jnum(w2, "len"));
+	EXPECT_STREQ("r", jstr_of(w2, "access"));
+	EXPECT_EQ(0ULL, jnum(w2, "writes"));
+	EXPECT_EQ(jnum(w1, "file_id"), jnum(w2, "file_id"));
+	EXPECT_NE(0ULL, jnum(w1, "file_id"));
+	EXPECT_EQ((unsigned long long)me, jnum(w1, "pid"));
+	EXPECT_STREQ("nl_test", jstr_of(w2, "comm"));
+	EXPECT_EQ(7, w1->n);
+	EXPECT_EQ(0, run(out, sizeof(out), "'%s' -p window show | python3 -m json.tool >/dev/null",
+			 ctl)) TH_LOG("%s", out);
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' window show pid %d", ctl, me));
+	plain_vs_json(out, show_o, n, window_pcols, why, sizeof(why));
+	EXPECT_STREQ("", why);
+	/* An unexposed window is gone from the list at once. */
+	ASSERT_EQ(0, chan_unexpose(l.fd, tok2));
+	n = show("window show pid %d", me);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ((unsigned long long)(__u32)tok, jnum(&show_o[0], "window_id"));
+
+	/* The active end closed: gone; the passive end dead, ENOTCONN. */
+	ASSERT_EQ(0, chan_close(l.fd, l.active));
+	end = chan_now_ms() + wait_ms();
+	do {
+		n = show("chan show pid %d", me);
+		ASSERT_LE(1, n) TH_LOG("%s", show_out);
+		pas = jfind(show_o, n, "chan_id", pas_id);
+		ASSERT_NE(NULL, pas) TH_LOG("%s", show_out);
+		if (n == 1 && !strcmp(jstr_of(pas, "chan_state"), "dead"))
+			break;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_STREQ("dead", jstr_of(pas, "chan_state"));
+	EXPECT_EQ((unsigned long long)ENOTCONN, jnum(pas, "errno"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s pid %d", ctl, me));
+	plain_vs_json(out, show_o, n, chan_pcols, why, sizeof(why));
+	EXPECT_STREQ("", why);
+	snprintf(want2, sizeof(want2), "  dead:ENOTCONN  ");
+	EXPECT_NE(NULL, strstr(out, want2)) TH_LOG("%s", out);
+
+	/* The file closed: nothing of it is left. */
+	close(l.fd);
+	end = chan_now_ms() + wait_ms();
+	do {
+		if (!show("chan show pid %d", me) &&
+		    !show("listener show pid %d", me) &&
+		    !show("window show pid %d", me))
+			break;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	EXPECT_EQ(0, show("chan show pid %d", me)) TH_LOG("%s", show_out);
+	EXPECT_EQ(0, show("listener show pid %d", me)) TH_LOG("%s", show_out);
+	EXPECT_EQ(0, show("window show pid %d", me)) TH_LOG("%s", show_out);
+	n = show("chan show");
+	ASSERT_LE(0, n);
+	EXPECT_EQ(0, jcount(show_o, n, "chan_id", act_id));
+	EXPECT_EQ(0, jcount(show_o, n, "chan_id", pas_id));
+	munmap(win, SHOW_WIN);
+	free(src);
+}
+
+/*
+ * A child with a loop and a window of its own in its own file: it says
+ * 'r' on @ready once they are up and keeps them until @hold reads EOF.
+ * Exits 0, or 1 if it could not make them.
+ */
+static pid_t child_loop(int *ready_fd, int *hold_fd, unsigned short *port)
+{
+	int ready[2], hold[2];
+	static unsigned char win[8192];
+	struct loop l;
+	__u64 tok;
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(hold, O_CLOEXEC))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(ready[0]);
+		close(hold[1]);
+		c = loop_open(&l) ||
+		    chan_expose(l.fd, win, sizeof(win),
+				ORDMA_ACCESS_REMOTE_WRITE, &tok) ? 'x' : 'r';
+		if (write(ready[1], &c, 1) != 1 ||
+		    write(ready[1], &l.port, sizeof(l.port)) != sizeof(l.port))
+			_exit(1);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(c == 'x');
+	}
+	close(ready[1]);
+	close(hold[0]);
+	*ready_fd = ready[0];
+	*hold_fd = hold[1];
+	if (read(ready[0], &c, 1) != 1 || c != 'r' ||
+	    read(ready[0], port, sizeof(*port)) != sizeof(*port)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * pid keeps one process's objects: this one's loop, or a child's loop,
+ * listener and window; a pid nobody has lists nothing. The id of no
+ * channel end (a listener's, one never given) is ENOENT, said plainly; a
+ * get without an id is EINVAL. Waits: two channels (2 CHAN_S).
+ */
+TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
+{
+	unsigned long long lis_id, mine[2];
+	int ready = -1, hold = -1, n, i, st;
+	struct gnl *g = &self->g;
+	static char out[65536];
+	unsigned short cport;
+	pid_t me = getpid(), child;
+	struct loop l;
+	struct req r;
+
+	ASSERT_EQ(0, loop_open(&l));
+	child = child_loop(&ready, &hold, &cport);
+	ASSERT_LT(0, child);
+
+	/* The child's: its two ends, its listener, its window. */
+	n = show("chan show pid %d", child);
+	EXPECT_EQ(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(n, jcount(show_o, n, "pid", child));
+	EXPECT_NE(NULL, jfind(show_o, n, "local_port", cport));
+	EXPECT_NE(NULL, jfind(show_o, n, "peer_port", cport));
+	n = show("listener show pid %d", child);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ((unsigned long long)cport, jnum(&show_o[0], "local_port"));
+	EXPECT_EQ((unsigned long long)child, jnum(&show_o[0], "pid"));
+	n = show("window show pid %d", child);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_STREQ("w", jstr_of(&show_o[0], "access"));
+	EXPECT_EQ(8192ULL, jnum(&show_o[0], "len"));
+
+	/* Ours: two ends and a listener, no window. */
+	n = show("chan show pid %d", me);
+	ASSERT_EQ(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(n, jcount(show_o, n, "pid", me));
+	EXPECT_NE(NULL, jfind(show_o, n, "local_port", l.port));
+	EXPECT_NE(NULL, jfind(show_o, n, "peer_port", l.port));
+	mine[0] = jnum(&show_o[0], "chan_id");
+	mine[1] = jnum(&show_o[1], "chan_id");
+	/* With the device too; a device nobody has keeps none. */
+	EXPECT_EQ(2, show("chan show dev %s pid %d", CHAN_IBDEV, me));
+	EXPECT_EQ(0, show("chan show pid %d dev nodev0", me));
+	n = show("listener show pid %d", me);
+	ASSERT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ((unsigned long long)l.port, jnum(&show_o[0], "local_port"));
+	lis_id = jnum(&show_o[0], "listener_id");
+	EXPECT_EQ(0, show("window show pid %d", me)) TH_LOG("%s", show_out);
+
+	/* All of both without a filter, each once. */
+	n = show("chan show");
+	ASSERT_LE(4, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(2, jcount(show_o, n, "pid", child));
+	EXPECT_EQ(2, jcount(show_o, n, "pid", me));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(1, jcount(show_o, n, "chan_id", mine[i]));
+	n = show("listener show");
+	ASSERT_LE(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(1, jcount(show_o, n, "pid", child));
+	EXPECT_EQ(1, jcount(show_o, n, "pid", me));
+
+	/* A pid no process has. */
+	EXPECT_EQ(0, show("chan show pid 2147483647")) TH_LOG("%s", show_out);
+	EXPECT_EQ(0, show("listener show pid 2147483647"));
+	EXPECT_EQ(0, show("window show pid 2147483647"));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show pid 2147483647", ctl));
+	EXPECT_EQ(1, plain_table(out)) TH_LOG("more than the heading:\n%s", out);
+	EXPECT_STREQ("ID", prows[0].cell[0]);
+
+	/* No channel end of that id: a listener's, one never given. */
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' chan show id %llu", ctl, lis_id));
+	EXPECT_STREQ("ordmactl: chan show: chan_id: no channel of that id: No such file or directory\n",
+		     out);
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' -j chan show id 2147483647", ctl));
+	EXPECT_STREQ("ordmactl: chan show: chan_id: no channel of that id: No such file or directory\n",
+		     out);
+	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_GET, 0);
+	req_put_u32(&r, ORDMA_NL_A_CHAN_ID, 2147483647);
+	EXPECT_EQ(-ENOENT, gnl_xfer(g, &r));
+	EXPECT_STREQ("no channel of that id", g->msg);
+	EXPECT_EQ(ORDMA_NL_A_CHAN_ID, gnl_offs_type(g, &r));
+	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_GET, 0);
+	EXPECT_EQ(-EINVAL, gnl_xfer(g, &r));
+	EXPECT_STREQ("chan_id missing: name the channel", g->msg);
+	/* A known one: exactly it. */
+	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_GET, 0);
+	req_put_u32(&r, ORDMA_NL_A_CHAN_ID, mine[0]);
+	EXPECT_EQ(0, gnl_xfer(g, &r));
+	EXPECT_EQ(1, g->replies);
+	EXPECT_STREQ("nl_test", reply_str(g, ORDMA_NL_A_COMM));
+
+	/* The child gone: its objects too, ours stay. */
+	close(hold);
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	close(ready);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	n = show("chan show pid %d", child);
+	for (i = 0; n > 0 && i < 100; i++) {
+		chan_sleep_ms(20);
+		n = show("chan show pid %d", child);
+	}
+	EXPECT_EQ(0, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(0, show("listener show pid %d", child));
+	EXPECT_EQ(0, show("window show pid %d", child));
+	EXPECT_EQ(2, show("chan show pid %d", me));
+	close(l.fd);
+}
+
+/*
+ * Without CAP_NET_ADMIN a user sees only the objects of its own files: as
+ * nobody, a listener and a window of nobody's own are listed, none of
+ * root's channel ends, listener or window; a get of root's channel end
+ * is ENOENT. Root sees both users' objects. Waits: a channel (CHAN_S).
+ */
+TEST_F_TIMEOUT(nl, nobody_sees_only_its_own, CHAN_S + SLACK_S)
+{
+	int ready[2], hold[2], n, st, fd;
+	static unsigned char win[4096];
+	unsigned short port = chan_port(PORT_BASE);
+	static char out[65536];
+	unsigned long long root_id;
+	pid_t me = getpid(), pid;
+	struct loop l;
+	__u64 tok;
+	char c;
+
+	ASSERT_EQ(0, loop_open(&l));
+	ASSERT_EQ(0, chan_expose(l.fd, win, sizeof(win),
+				 ORDMA_ACCESS_REMOTE_READ, &tok));
+	n = show("chan show pid %d", me);
+	ASSERT_EQ(2, n) TH_LOG("%s", show_out);
+	root_id = jnum(&show_o[0], "chan_id");
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(hold, O_CLOEXEC));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct gnl g;
+		struct req r;
+		__u32 lis;
+		int bad = 0;
+
+		close(ready[0]);
+		close(hold[1]);
+		close(l.fd);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) || gnl_open(&g))
+			_exit(100);
+		fd = chan_open();
+		if (fd < 0 || chan_listen(fd, AF_INET, port, 0, &lis) ||
+		    chan_expose(fd, win, sizeof(win), ORDMA_ACCESS_REMOTE_WRITE,
+				&tok))
+			_exit(101);
+		/* ordmactl as nobody: it works, and lists only nobody's. */
+		if (show("chan show") != 0)
+			bad |= 1;
+		if (show("listener show") != 1 ||
+		    jnum(&show_o[0], "pid") != (unsigned long long)getpid() ||
+		    jnum(&show_o[0], "local_port") != port)
+			bad |= 2;
+		if (show("window show") != 1 ||
+		    jnum(&show_o[0], "pid") != (unsigned long long)getpid())
+			bad |= 4;
+		if (run(out, sizeof(out), "'%s' chan show -s", ctl) ||
+		    plain_table(out) != 1 || strcmp(prows[0].cell[0], "ID"))
+			bad |= 8;
+		if (run(out, sizeof(out), "'%s' chan show id %llu", ctl,
+			root_id) != 1 ||
+		    strcmp(out, "ordmactl: chan show: chan_id: no channel of that id: No such file or directory\n"))
+			bad |= 16;
+		if (show("chan show pid %d", me) != 0 ||
+		    show("listener show pid %d", me) != 0 ||
+		    show("window show pid %d", me) != 0)
+			bad |= 32;
+		req_init(&r, g.family, ORDMA_NL_CMD_CHAN_GET, 0);
+		req_put_u32(&r, ORDMA_NL_A_CHAN_ID, root_id);
+		if (gnl_xfer(&g, &r) != -ENOENT)
+			bad |= 64;
+		c = 'r';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(102);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(bad);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	EXPECT_EQ(1, read(ready[0], &c, 1));
+	/* Root: its own and nobody's. */
+	n = show("chan show pid %d", me);
+	EXPECT_EQ(2, n) TH_LOG("%s", show_out);
+	EXPECT_NE(NULL, jfind(show_o, n, "chan_id", root_id));
+	n = show("listener show");
+	ASSERT_LE(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(1, jcount(show_o, n, "pid", me));
+	EXPECT_EQ(1, jcount(show_o, n, "pid", pid));
+	n = show("window show");
+	ASSERT_LE(2, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(1, jcount(show_o, n, "pid", me));
+	EXPECT_EQ(1, jcount(show_o, n, "pid", pid));
+	close(hold[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	close(ready[0]);
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(l.fd);
+}
+
+/*
+ * 200 channel ends in one file, more than one message buffer holds: each
+ * listed exactly once, through ordmactl (JSON and plain) and a dump of
+ * our own read with a small buffer. The pool and the user's share are
+ * raised for them and put back by the fixture once they are gone.
+ * Waits: the channels gone (1); the connects (CHAN_S each, 100 of them at
+ * most, in fact about a second in all).
+ */
+#define MANY_LOOPS	100
+
+TEST_F_TIMEOUT(nl, dump_of_many_lists_each_once, WAIT_MAX_S + 4 * CHAN_S + SLACK_S)
+{
+	static __u32 act, pas, lis;
+	static char out[1 << 20];
+	struct gnl *g = &self->g;
+	unsigned short port = chan_port(PORT_BASE);
+	struct ordma_accept a;
+	pid_t me = getpid();
+	int fd, i, n, seen, rounds;
+	unsigned long long id;
+	long long end;
+	struct req r;
+
+	ASSERT_EQ(0, sysfs_set("pool_bytes", 128ULL << 20));
+	ASSERT_EQ(0, sysfs_set("user_quota_chunks", 2048));
+	fd = chan_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, chan_listen(fd, AF_INET, port, 0, &lis));
+	for (i = 0; i < MANY_LOOPS; i++) {
+		ASSERT_EQ(0, chan_connect(fd, AF_INET, port, &act))
+			TH_LOG("connect %d", i);
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.listener_id = lis;
+		ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_ACCEPT, &a))
+			TH_LOG("accept %d: %s", i, strerror(errno));
+		pas = a.out_chan_id;
+		ASSERT_NE(act, pas);
+	}
+
+	/* ordmactl: 200, each id once, each an established end of ours. */
+	n = show("chan show pid %d", me);
+	ASSERT_EQ(2 * MANY_LOOPS, n) TH_LOG("%.2000s", show_out);
+	for (i = 0; i < n; i++) {
+		id = jnum(&show_o[i], "chan_id");
+		EXPECT_EQ(1, jcount(show_o, n, "chan_id", id)) TH_LOG("chan_id %llu", id);
+		EXPECT_STREQ("established", jstr_of(&show_o[i], "chan_state"));
+	}
+	/* Their ports: the active end's local port is the passive's peer port. */
+	for (i = 0; i < n; i++) {
+		if (jnum(&show_o[i], "peer_port") == port) {
+			EXPECT_EQ(1, jcount(show_o, n, "peer_port",
+					    jnum(&show_o[i], "local_port")));
+		} else {
+			EXPECT_EQ((unsigned long long)port,
+				  jnum(&show_o[i], "local_port"));
+		}
+	}
+	EXPECT_EQ(MANY_LOOPS, jcount(show_o, n, "peer_port", port));
+	EXPECT_EQ(MANY_LOOPS, jcount(show_o, n, "local_port", port));
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -p chan show | python3 -m json.tool >/dev/null",
+			 ctl)) TH_LOG("%.2000s", out);
+	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s pid %d", ctl, me));
+	EXPECT_EQ(2 * MANY_LOOPS + 1, plain_table(out));
+
+	/* Our own dump, read 4 KiB at a time: the same ids, each once. */
+	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_GET, NLM_F_DUMP);
+	req_put_u32(&r, ORDMA_NL_A_PID, me);
+	EXPECT_EQ(0, dump_ids(g, &r, ORDMA_NL_A_CHAN_ID, &seen, &rounds));
+	EXPECT_EQ(2 * MANY_LOOPS, seen);
+	EXPECT_LT(1, rounds) TH_LOG("one buffer held the whole dump");
+
+	close(fd);
+	/* Gone before the fixture puts the pool back. */
+	end = chan_now_ms() + wait_ms();
+	while (knob("channels") && chan_now_ms() < end)
+		chan_sleep_ms(50);
+	EXPECT_EQ(0ULL, knob("channels"));
+	EXPECT_EQ(0, show("chan show pid %d", me));
 }
 
 /* ---- the events group ---------------------------------------------------- */
