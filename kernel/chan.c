@@ -516,7 +516,7 @@ void ordma_chan_stat(struct ordma_chan *chan, struct ordma_chan_stat *st)
 	st->inflight = atomic64_read(&chan->inflight);
 	st->registrations = atomic64_read(&chan->registrations);
 	st->pages_pinned = atomic64_read(&chan->pages_pinned);
-	st->age_ms = jiffies_to_msecs(jiffies - chan->obj.born);
+	st->age_ms = jiffies64_to_msecs(jiffies - chan->obj.born);
 }
 
 int ordma_chan_init(void)

@@ -667,7 +667,7 @@ static int ordma_nl_fill_listener(struct sk_buff *skb,
 	    nla_put_u32(skb, ORDMA_NL_A_BACKLOG, lis->backlog) ||
 	    nla_put_u32(skb, ORDMA_NL_A_PENDING, READ_ONCE(lis->npending)) ||
 	    ordma_nl_put_u64(skb, ORDMA_NL_A_AGE_MS,
-			     jiffies_to_msecs(jiffies - lis->obj.born))) {
+			     jiffies64_to_msecs(jiffies - lis->obj.born))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
