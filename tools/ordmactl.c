@@ -1106,7 +1106,10 @@ static int do_show(struct ctl *c, enum show what, const char *dev)
 
 /* ---- chan, listener and window show ------------------------------------ */
 
-/* What "OBJECT show" asks for: dev, pid and id as given, 0 if not. */
+/*
+ * What "OBJECT show" asks for: dev, pid and id as given, 0 if not. The
+ * kernel applies dev and pid to the get of an id too.
+ */
 struct filter {
 	enum list what;
 	bool stats;		/* -s */
@@ -1458,8 +1461,7 @@ static void usage(FILE *f)
 	      "       ordmactl [--] pool set DEV KEY VALUE [KEY VALUE...]\n"
 	      "       ordmactl [-j] [-p] [--] stats show [DEV]\n"
 	      "       ordmactl [--] stats reset DEV\n"
-	      "       ordmactl [-j] [-p] [--] chan show [-s] [dev DEV] [pid PID]\n"
-	      "       ordmactl [-j] [-p] [--] chan show [-s] id ID\n"
+	      "       ordmactl [-j] [-p] [--] chan show [-s] [dev DEV] [pid PID] [id ID]\n"
 	      "       ordmactl [-j] [-p] [--] listener show [pid PID]\n"
 	      "       ordmactl [-j] [-p] [--] window show [pid PID]\n"
 	      "       ordmactl [-j] [--] monitor\n"
@@ -1475,7 +1477,7 @@ static void usage(FILE *f)
 	      "  progress_timeout_ms, cache_max_bytes\n"
 	      "chan show: -s adds the statistics to the plain table (JSON has\n"
 	      "  them always); dev and pid keep the channel ends of that device\n"
-	      "  and process, id shows the channel end of that id alone\n"
+	      "  and process, id the channel end of that id alone\n"
 	      "listener show, window show: pid keeps that process's objects\n"
 	      "exit status: 0 done, 1 refused or failed, 2 usage error\n", f);
 }
@@ -1612,8 +1614,6 @@ static void parse_list(struct cmdline *cl, enum list what, int argc,
 		}
 		i++;
 	}
-	if ((seen & 8) && (seen & 6))
-		die_usage("chan show: id names one channel end: no dev or pid with it");
 }
 
 /* At most @max operands after OBJECT COMMAND. */
