@@ -1268,9 +1268,6 @@ TEST_F(nl, ordmactl_usage_errors)
 	EXPECT_EQ(2, run(out, sizeof(out), "'%s' listener show dev rxe0", ctl));
 	EXPECT_STREQ("ordmactl: listener show: unknown argument 'dev' (pid)\nTry 'ordmactl -h'.\n",
 		     out);
-	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show id 5 pid 6", ctl));
-	EXPECT_STREQ("ordmactl: chan show: id names one channel end: no dev or pid with it\n"
-		     "Try 'ordmactl -h'.\n", out);
 	EXPECT_EQ(2, run(out, sizeof(out), "'%s' window list", ctl));
 	EXPECT_STREQ("ordmactl: window: unknown command 'list'\nTry 'ordmactl -h'.\n",
 		     out);
@@ -2104,8 +2101,9 @@ static pid_t child_loop(int *ready_fd, int *hold_fd, unsigned short *port)
 /*
  * pid keeps one process's objects: this one's loop, or a child's loop,
  * listener and window; a pid nobody has lists nothing. The id of no
- * channel end (a listener's, one never given) is ENOENT, said plainly; a
- * get without an id is EINVAL. Waits: two channels (2 CHAN_S).
+ * channel end (a listener's, one never given, one that dev or pid do not
+ * keep) is ENOENT, said plainly; a get without an id is EINVAL. Waits:
+ * two channels (2 CHAN_S).
  */
 TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
 {
@@ -2195,6 +2193,18 @@ TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
 	EXPECT_EQ(0, gnl_xfer(g, &r));
 	EXPECT_EQ(1, g->replies);
 	EXPECT_STREQ("nl_test", reply_str(g, ORDMA_NL_A_COMM));
+	/* With dev and pid: if they keep it, else it is no channel end. */
+	n = show("chan show id %llu pid %d dev %s", mine[0], me, CHAN_IBDEV);
+	EXPECT_EQ(1, n) TH_LOG("%s", show_out);
+	EXPECT_EQ(mine[0], jnum(&show_o[0], "chan_id"));
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' chan show id %llu pid %d", ctl,
+			 mine[0], child));
+	EXPECT_STREQ("ordmactl: chan show: chan_id: no channel of that id: No such file or directory\n",
+		     out);
+	EXPECT_EQ(1, run(out, sizeof(out), "'%s' chan show dev nodev0 id %llu",
+			 ctl, mine[1]));
+	EXPECT_STREQ("ordmactl: chan show: chan_id: no channel of that id: No such file or directory\n",
+		     out);
 
 	/* The child gone: its objects too, ours stay. */
 	close(hold);
