@@ -2103,9 +2103,9 @@ static pid_t child_loop(int *ready_fd, int *hold_fd, unsigned short *port)
  * listener and window; a pid nobody has lists nothing. The id of no
  * channel end (a listener's, one never given, one that dev or pid do not
  * keep) is ENOENT, said plainly; a get without an id is EINVAL. Waits:
- * two channels (2 CHAN_S).
+ * the child's objects gone (1); two channels (2 CHAN_S).
  */
-TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
+TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, WAIT_MAX_S + 2 * CHAN_S + SLACK_S)
 {
 	unsigned long long lis_id, mine[2];
 	int ready = -1, hold = -1, n, i, st;
@@ -2113,6 +2113,7 @@ TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
 	static char out[65536];
 	unsigned short cport;
 	pid_t me = getpid(), child;
+	long long end;
 	struct loop l;
 	struct req r;
 
@@ -2211,11 +2212,9 @@ TEST_F_TIMEOUT(nl, pid_filter_and_unknown_id, 2 * CHAN_S + SLACK_S)
 	ASSERT_EQ(child, waitpid(child, &st, 0));
 	close(ready);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	n = show("chan show pid %d", child);
-	for (i = 0; n > 0 && i < 100; i++) {
+	end = chan_now_ms() + wait_ms();
+	while ((n = show("chan show pid %d", child)) > 0 && chan_now_ms() < end)
 		chan_sleep_ms(20);
-		n = show("chan show pid %d", child);
-	}
 	EXPECT_EQ(0, n) TH_LOG("%s", show_out);
 	EXPECT_EQ(0, show("listener show pid %d", child));
 	EXPECT_EQ(0, show("window show pid %d", child));
@@ -2328,10 +2327,10 @@ TEST_F_TIMEOUT(nl, nobody_sees_only_its_own, CHAN_S + SLACK_S)
 /*
  * 200 channel ends in one file, more than one message buffer holds: each
  * listed exactly once, through ordmactl (JSON and plain) and a dump of
- * our own read with a small buffer. The pool and the user's share are
- * raised for them and put back by the fixture once they are gone.
- * Waits: the channels gone (1); the connects (CHAN_S each, 100 of them at
- * most, in fact about a second in all).
+ * our own read 16 KiB at a time, which takes more than one read. The
+ * pool and the user's share are raised for them and put back by the
+ * fixture once they are gone. Waits: the channels gone (1); the 100
+ * connects, 2 s in the guest, are given 4 CHAN_S.
  */
 #define MANY_LOOPS	100
 
@@ -2390,7 +2389,7 @@ TEST_F_TIMEOUT(nl, dump_of_many_lists_each_once, WAIT_MAX_S + 4 * CHAN_S + SLACK
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s pid %d", ctl, me));
 	EXPECT_EQ(2 * MANY_LOOPS + 1, plain_table(out));
 
-	/* Our own dump, read 4 KiB at a time: the same ids, each once. */
+	/* Our own dump, 16 KiB a read: the same ids, each once. */
 	req_init(&r, g->family, ORDMA_NL_CMD_CHAN_GET, NLM_F_DUMP);
 	req_put_u32(&r, ORDMA_NL_A_PID, me);
 	EXPECT_EQ(0, dump_ids(g, &r, ORDMA_NL_A_CHAN_ID, &seen, &rounds));
