@@ -490,13 +490,22 @@ static void ordma_nl_dump_filter(struct ordma_nl_filter *f,
 					     ORDMA_NL_A_PID));
 }
 
+/*
+ * The pid of the process that opened @ofile as the requester sees it, or 0
+ * once that process is gone: its number may then be another's.
+ */
+static u32 ordma_nl_pid(struct ordma_file *ofile)
+{
+	return pid_has_task(ofile->pid, PIDTYPE_TGID) ? pid_vnr(ofile->pid) : 0;
+}
+
 /* May the requester see the objects of @ofile, and does @f keep them? */
 static bool ordma_nl_owner_ok(const struct ordma_nl_filter *f,
 			      struct ordma_file *ofile)
 {
 	if (!f->all && !uid_eq(f->euid, ofile->euid))
 		return false;
-	return !f->pid || f->pid == pid_vnr(ofile->pid);
+	return !f->pid || f->pid == ordma_nl_pid(ofile);
 }
 
 static bool ordma_nl_chan_ok(const struct ordma_nl_filter *f,
@@ -508,7 +517,7 @@ static bool ordma_nl_chan_ok(const struct ordma_nl_filter *f,
 
 static int ordma_nl_put_owner(struct sk_buff *skb, struct ordma_file *ofile)
 {
-	return nla_put_u32(skb, ORDMA_NL_A_PID, pid_vnr(ofile->pid)) ||
+	return nla_put_u32(skb, ORDMA_NL_A_PID, ordma_nl_pid(ofile)) ||
 	       nla_put_string(skb, ORDMA_NL_A_COMM, ofile->comm);
 }
 

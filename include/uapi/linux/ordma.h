@@ -819,7 +819,8 @@ enum ordma_nl_cmd {
  * @ORDMA_NL_A_FILE_ID: u32, the id of an open file of /dev/ordma
  * @ORDMA_NL_A_WINDOW_ID: u32, a window's id in its file
  * @ORDMA_NL_A_PID: u32, the process that opened the owning file (as the
- *	requester's pid namespace sees it, 0 if it cannot); a filter of
+ *	requester's pid namespace sees it; 0 if it cannot, or once that
+ *	process has exited); a filter of
  *	CHAN_GET's dump
  * @ORDMA_NL_A_COMM: string, that process's command name when it opened it
  * @ORDMA_NL_A_CHAN_STATE: u8, enum ordma_nl_chan_state
