@@ -236,6 +236,7 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
+		seg->tid = op->tid;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
 		/* Complete once the peer can write into none of them. */
