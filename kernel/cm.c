@@ -35,6 +35,7 @@
 #include <rdma/ib_cm.h>
 
 #include "entry.h"
+#include "trace.h"
 
 #define ORDMA_CONNECT_TIMEOUT_MS	5000
 #define ORDMA_RESOLVE_TIMEOUT_MS	2000
@@ -269,6 +270,8 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		spin_lock_irqsave(&chan->lock, flags);
 		up = chan->phase == ORDMA_PHASE_CONNECTING;
 		if (up) {
+			ordma_trace(chan_state, chan, chan->phase,
+				    ORDMA_PHASE_ESTABLISHED, 0);
 			chan->phase = ORDMA_PHASE_ESTABLISHED;
 			chan->announced = true;
 		}
@@ -534,6 +537,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	mutex_lock(&chan->teardown);
 	spin_lock_irqsave(&chan->lock, flags);
 	if (chan->phase != ORDMA_PHASE_DEAD) {
+		ordma_trace(chan_state, chan, chan->phase, ORDMA_PHASE_DEAD, err);
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
 	}
