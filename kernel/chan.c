@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 
 #include "chan.h"
+#include "trace.h"
 
 struct workqueue_struct *ordma_wq;
 
@@ -212,6 +213,7 @@ static bool ordma_chan_die(struct ordma_chan *chan, int err)
 	spin_lock_irqsave(&chan->lock, flags);
 	first = chan->phase != ORDMA_PHASE_DEAD;
 	if (first) {
+		ordma_trace(chan_state, chan, chan->phase, ORDMA_PHASE_DEAD, err);
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
 	}

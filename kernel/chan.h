@@ -187,6 +187,7 @@ struct ordma_frwr {
  *	(worker)
  * @owner: a RECV's destination: the operation whose completion waits until
  *	this is deregistered (its dereg_wait), or NULL
+ * @tid: the trace id of the operation it was asked for, or 0
  */
 struct ordma_seg {
 	struct list_head op_node;	/* run */
@@ -219,6 +220,7 @@ struct ordma_seg {
 	bool revoke;			/* READ_ONCE, WRITE_ONCE */
 	bool revoke_sent;		/* run */
 	struct ordma_req *owner;
+	u64 tid;
 };
 
 /**

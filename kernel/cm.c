@@ -36,6 +36,7 @@
 
 #include "entry.h"
 #include "nl.h"
+#include "trace.h"
 
 #define ORDMA_CONNECT_TIMEOUT_MS	5000
 #define ORDMA_RESOLVE_TIMEOUT_MS	2000
@@ -270,6 +271,8 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		spin_lock_irqsave(&chan->lock, flags);
 		up = chan->phase == ORDMA_PHASE_CONNECTING;
 		if (up) {
+			ordma_trace(chan_state, chan, chan->phase,
+				    ORDMA_PHASE_ESTABLISHED, 0);
 			chan->phase = ORDMA_PHASE_ESTABLISHED;
 			chan->announced = true;
 		}
@@ -536,6 +539,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 	mutex_lock(&chan->teardown);
 	spin_lock_irqsave(&chan->lock, flags);
 	if (chan->phase != ORDMA_PHASE_DEAD) {
+		ordma_trace(chan_state, chan, chan->phase, ORDMA_PHASE_DEAD, err);
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
 	}

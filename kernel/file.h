@@ -165,6 +165,8 @@ struct ordma_window {
  *	the peer may write into: the completion waits for them.
  *	ordma_op_complete() takes one more off; whoever takes it below zero
  *	posts the completion (atomic)
+ * @tid: its id in ordma's trace events, given when it is queued while
+ *	ordma_submit is enabled, else 0
  */
 struct ordma_req {
 	struct list_head node;
@@ -197,6 +199,7 @@ struct ordma_req {
 	bool standing;			/* chan->run */
 	bool announced;			/* chan->run */
 	atomic_t dereg_wait;
+	u64 tid;
 };
 
 void ordma_ring_destroy(struct ordma_ring *ring);

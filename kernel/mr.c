@@ -49,6 +49,7 @@
 #include <linux/sched/user.h>
 
 #include "chan.h"
+#include "trace.h"
 
 /*
  * The address an MR of ours gives its first byte: the peer learns where in
@@ -59,10 +60,21 @@ static u64 ordma_seg_iova(u64 uaddr)
 	return ORDMA_IOVA_BASE + offset_in_page(uaddr);
 }
 
+/* How @seg was readied, for the registration events. */
+static u32 ordma_seg_trace_kind(const struct ordma_seg *seg)
+{
+	if (!seg->write)
+		return ORDMA_TRACE_REG_PIN;
+	if (!seg->mr)
+		return ORDMA_TRACE_REG_DST;
+	return seg->fast ? ORDMA_TRACE_REG_FRWR : ORDMA_TRACE_REG_UMR;
+}
+
 /* Undo ordma_seg_prepare(); feeds the model the time it took. */
 static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	struct ordma_dev *odev = chan->odev;
+	u32 kind;
 	u64 t0, ns;
 
 	if (seg->npins) {
@@ -70,18 +82,24 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 			ordma_pin_put(chan, seg->pins[--seg->npins]);
 		atomic64_sub(seg->pinned, &odev->pages_pinned);
 		atomic64_sub(seg->pinned, &chan->pages_pinned);
+		ordma_trace(dereg, chan, seg->tid, ORDMA_TRACE_REG_PIN,
+			    seg->len, seg->pinned, 0, 0);
 		seg->pinned = 0;
 		return;
 	}
 	if (!seg->mr)
 		return;
 	t0 = ordma_now();
-	if (seg->fast)
+	if (seg->fast) {
 		ordma_frwr_unreg(chan, seg);
-	else
+		kind = ORDMA_TRACE_REG_FRWR;
+	} else {
 		ib_dereg_mr(seg->mr);
+		kind = ORDMA_TRACE_REG_UMR;
+	}
 	ns = ordma_ns_since(t0);
 	seg->mr = NULL;
+	ordma_trace(dereg, chan, seg->tid, kind, seg->len, seg->pinned, ns, 0);
 	spin_lock(&odev->model_lock);
 	ordma_model_dereg(&odev->model, ns);
 	spin_unlock(&odev->model_lock);
@@ -246,7 +264,11 @@ static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
 	bool abandoned;
 	int ret;
 
+	ordma_trace(reg_start, chan, seg->tid, ordma_seg_trace_kind(seg),
+		    seg->len, ordma_seg_npages(seg->uaddr, seg->len), 0, 0);
 	ret = mm_ok ? ordma_seg_prepare(chan, seg) : -EFAULT;
+	ordma_trace(reg_done, chan, seg->tid, ordma_seg_trace_kind(seg),
+		    seg->len, seg->pinned, seg->reg_ns, ret);
 	spin_lock_irq(&chan->lock);
 	abandoned = seg->abandoned;
 	if (!abandoned) {

@@ -6,8 +6,10 @@
  * under chan->run.
  */
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "xfer.h"
+#include "trace.h"
 
 /* Give back the segments of @op no send uses any more, up to @upto. */
 void ordma_op_put_segs(struct ordma_chan *chan, struct ordma_req *op,
@@ -24,6 +26,48 @@ void ordma_op_put_segs(struct ordma_chan *chan, struct ordma_req *op,
 		list_del_init(&seg->op_node);
 		ordma_seg_put(chan, seg);
 	}
+}
+
+/**
+ * ordma_copy_from_user() - copy_from_user() between copy trace events
+ * @chan: the channel
+ * @id: the trace id of the operation the bytes are of, or 0
+ * @dst: where in a pool chunk
+ * @uaddr: the user address, in the mm the caller runs in
+ * @n: bytes
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_from_user(struct ordma_chan *chan, u64 id, void *dst,
+				   u64 uaddr, u64 n)
+{
+	unsigned long left;
+
+	ordma_trace(copy_start, chan, id, ORDMA_TRACE_COPY_OUT, n, 0);
+	left = copy_from_user(dst, u64_to_user_ptr(uaddr), n);
+	ordma_trace(copy_end, chan, id, ORDMA_TRACE_COPY_OUT, n, left);
+	return left;
+}
+
+/**
+ * ordma_copy_to_user() - copy_to_user() between copy trace events
+ * @chan: the channel
+ * @id: the trace id of the operation the bytes are for, or 0
+ * @uaddr: the user address, in the mm the caller runs in
+ * @src: where in a pool chunk
+ * @n: bytes
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
+				 const void *src, u64 n)
+{
+	unsigned long left;
+
+	ordma_trace(copy_start, chan, id, ORDMA_TRACE_COPY_IN, n, 0);
+	left = copy_to_user(u64_to_user_ptr(uaddr), src, n);
+	ordma_trace(copy_end, chan, id, ORDMA_TRACE_COPY_IN, n, left);
+	return left;
 }
 
 void ordma_op_free_places(struct ordma_req *op)
@@ -60,6 +104,8 @@ void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op,
 	 * in the buffer once the application hears it is complete.
 	 */
 	op->res = res;
+	ordma_trace(complete, chan, op->tid, op->op, op->len, res,
+		    atomic_read(&op->dereg_wait) > 0);
 	if (atomic_dec_return(&op->dereg_wait) < 0)
 		ordma_file_complete(chan->ofile, op, res);
 }
@@ -106,6 +152,21 @@ u32 ordma_places_prune(struct list_head *places, u64 posted)
 	return n;
 }
 
+/* The plan event, with the model's estimates (not computed otherwise). */
+static void ordma_op_trace_plan(struct ordma_chan *chan, struct ordma_req *op,
+				int mode, u64 total,
+				const struct ordma_plan *plan,
+				const struct ordma_model *m, bool cached)
+{
+	u64 est = ordma_plan_estimate(m, op->addr, total, plan, PAGE_SHIFT);
+	u64 reg = plan->seg_first ?
+		  ordma_plan_reg_ns(m, plan->seg_first >> PAGE_SHIFT) : 0;
+
+	trace_ordma_plan(ordma_trace_qpn(chan), op->tid, op->op, mode, total,
+			 plan->copy_len, plan->seg_first, plan->seg_max, cached,
+			 est, reg);
+}
+
 /*
  * Plan @op's buffer of @total bytes with the device's cost model (in mode
  * copy, or when the channel cannot register, everything is copied): sets
@@ -116,6 +177,7 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 {
 	struct ordma_dev *odev = chan->odev;
 	int mode = READ_ONCE(odev->mode);
+	bool cached = false;
 	struct ordma_model m;
 
 	ordma_chan_assert_run(chan);
@@ -123,19 +185,25 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	plan->copy_len = total;
 	plan->seg_first = 0;
 	plan->seg_max = 0;
-	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY)
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY) {
+		ordma_trace(plan, chan, op->tid, op->op, mode, total, total,
+			    0, 0, false, 0, 0);
 		goto out;
+	}
 	spin_lock(&odev->model_lock);
 	m = odev->model;
 	spin_unlock(&odev->model_lock);
 	/* A source the cache holds costs nothing to pin, nor to let go of. */
 	if (op->op != ORDMA_OP_RECV && ordma_pin_cached(chan, op->addr, total)) {
+		cached = true;
 		m.reg_ns = 0;
 		m.pin_ns_page = 0;
 		m.dereg_ns = 0;
 	}
 	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,
 			plan);
+	if (trace_ordma_plan_enabled())
+		ordma_op_trace_plan(chan, op, mode, total, plan, &m, cached);
 out:
 	op->seg_len = plan->seg_first;
 	op->seg_max = clamp_t(u64, plan->seg_max, PAGE_SIZE, chan->seg_cap);
@@ -170,6 +238,7 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
+		seg->tid = op->tid;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
 		/* Complete once the peer can write into none of them. */

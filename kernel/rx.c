@@ -9,7 +9,6 @@
  * chan->run; copies need the owner's mm (@mm_ok).
  */
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "xfer.h"
 
@@ -34,7 +33,7 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 		return;
 	}
 	if (!mm_ok ||
-	    copy_to_user(u64_to_user_ptr(op->addr + off), hdr + 1, plen)) {
+	    ordma_copy_to_user(chan, op->tid, op->addr + off, hdr + 1, plen)) {
 		ordma_op_complete(chan, op, -EFAULT);
 		return;
 	}
@@ -407,8 +406,9 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		if (placed) {
 			ordma_rx_placed(chan, n);
 		} else if (!op->res && (!mm_ok ||
-				      copy_to_user(u64_to_user_ptr(op->addr + off),
-						   hdr + 1, plen))) {
+				      ordma_copy_to_user(chan, op->tid,
+							 op->addr + off,
+							 hdr + 1, plen))) {
 			op->res = -EFAULT;
 		}
 		op->done += n;

@@ -25,6 +25,7 @@
 
 #include "xfer.h"
 #include "entry.h"
+#include "trace.h"
 
 /*
  * Completed work requests, sends first. A message that arrived is
@@ -474,6 +475,23 @@ static int ordma_chan_accepts(struct ordma_chan *chan, struct ordma_req *op)
 	return -ENOTCONN;
 }
 
+/* Trace ids of operations, over every channel. */
+static atomic64_t ordma_trace_ids = ATOMIC64_INIT(0);
+
+/*
+ * @op is queued (chan->lock): with ordma_submit enabled it gets a trace id,
+ * which the events of its copies, segments, sends and completion carry.
+ */
+static void ordma_trace_submit(struct ordma_chan *chan, struct ordma_req *op)
+{
+	lockdep_assert_held(&chan->lock);
+	if (!trace_ordma_submit_enabled())
+		return;
+	op->tid = atomic64_inc_return(&ordma_trace_ids);
+	trace_ordma_submit(ordma_trace_qpn(chan), op->tid, op->op, op->len,
+			   op->cookie);
+}
+
 /**
  * ordma_chan_submit() - queue an operation on a channel
  * @chan: the channel
@@ -515,6 +533,7 @@ int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,
 	ret = ordma_chan_accepts(chan, op);
 	if (!ret) {
 		atomic64_inc(&chan->inflight);
+		ordma_trace_submit(chan, op);
 		list_add_tail(&op->node, &chan->submitted);
 	}
 	spin_unlock_irqrestore(&chan->lock, flags);

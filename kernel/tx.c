@@ -9,9 +9,9 @@
  */
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
-#include <linux/uaccess.h>
 
 #include "xfer.h"
+#include "trace.h"
 
 /*
  * Message @op starts, or a notification (@op NULL): it takes the next
@@ -296,8 +296,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	if (seg) {
 		tx->seg_off = op->addr + op->posted - seg->uaddr;
 	} else if (!mm_ok ||
-		   copy_from_user(hdr + 1,
-				  u64_to_user_ptr(op->addr + op->posted), n)) {
+		   ordma_copy_from_user(chan, op->tid, hdr + 1,
+					op->addr + op->posted, n)) {
 		op->res = -EFAULT;
 		/*
 		 * A buffer that faulted aborts the message. Without the mm the
@@ -421,9 +421,8 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	hdr->read.offset = cpu_to_le64(sent);
 	hdr->read.read_id = rh->read.read_id;
 	if (!status && (!mm_ok ||
-			copy_from_user(hdr + 1,
-				       u64_to_user_ptr(uaddr + start + sent),
-				       n)))
+			ordma_copy_from_user(chan, 0, hdr + 1,
+					     uaddr + start + sent, n)))
 		status = -EREMOTEIO;
 	up_read(&chan->ofile->windows_rwsem);
 	if (status) {
@@ -466,6 +465,17 @@ static void ordma_tx_fill_credit(struct ordma_chunk *chunk)
 	chunk->len = ORDMA_HDR_LEN;
 }
 
+/* No credit: is anything waiting for one? Only with the event enabled. */
+static void ordma_tx_trace_stall(struct ordma_chan *chan)
+{
+	struct ordma_req *op = ordma_tx_next_op(chan);
+
+	if (op || !list_empty(&chan->remote_reads))
+		trace_ordma_credit_stall(ordma_trace_qpn(chan),
+					 op ? op->tid : 0, chan->tx_credit_peer,
+					 chan->tx_credit_sent);
+}
+
 bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 {
 	struct ordma_ctrl *c;
@@ -483,6 +493,8 @@ bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 		if (!c && ordma_tx_credit(chan)) {
 			op = ordma_tx_next_op(chan);
 			data = op || !list_empty(&chan->remote_reads);
+		} else if (!c && trace_ordma_credit_stall_enabled()) {
+			ordma_tx_trace_stall(chan);
 		}
 		if (!c && !data && !ordma_rx_credit_due(chan))
 			break;

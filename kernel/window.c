@@ -9,7 +9,6 @@
  * which only flags and kicks the channels concerned.
  */
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 
 #include "xfer.h"
 #include "entry.h"
@@ -404,8 +403,8 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 			plen > total - (off - base)))
 		status = -EPROTO;
 	if (!status && (!mm_ok ||
-			copy_to_user(u64_to_user_ptr(uaddr + off), hdr + 1,
-				     plen)))
+			ordma_copy_to_user(chan, 0, uaddr + off, hdr + 1,
+					   plen)))
 		status = -EREMOTEIO;
 	if (!status && !last && !chan->rx_wr && off == base && mm_ok)
 		ordma_rx_wr_start(chan, op_id, token, uaddr, base, total, plen);

@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 
 #include "xfer.h"
+#include "trace.h"
 
 /*
  * The RDMA WRITE of a placed piece is unsignaled: its completion comes only
@@ -465,6 +466,8 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		first = &wwr.wr;
 		break;
 	}
+	/* Before the post, which may carry the whole send (rxe, below). */
+	ordma_trace(post, chan, op ? op->tid : 0, tx->kind, plen, seg);
 	/*
 	 * rdma_rxe (6.1) runs a kernel QP's send queue in a tasklet: posted
 	 * from a task, that wakes ksoftirqd and switches to it. With bottom

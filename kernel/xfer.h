@@ -57,6 +57,10 @@ bool ordma_tx_credit(struct ordma_chan *chan);
 void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q);
 
 /* op.c */
+unsigned long ordma_copy_from_user(struct ordma_chan *chan, u64 id, void *dst,
+				   u64 uaddr, u64 n);
+unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
+				 const void *src, u64 n);
 void ordma_xfer_take_submitted(struct ordma_chan *chan, struct list_head *sub);
 void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op, s64 res);
 void ordma_fail_queue(struct ordma_chan *chan, struct list_head *q, int err);
