@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..13"
 
 expect "vmtest: no command is a usage error" 125 "usage:" $vmtest
 expect "vmtest: unknown option is a usage error" 125 "unknown argument" $vmtest --frobnicate -- true
@@ -80,5 +80,68 @@ expect "vmtest: a boot that does not start the command is tried twice" 125 \
 	"after [0-9]+s \(boots: 2\)" env VMTEST_BOOT_S=3 $vmtest --no-module -- true
 expect "vmtest: bad VMTEST_BOOT_S is refused" 125 "VMTEST_BOOT_S wants" \
 	env VMTEST_BOOT_S=soon $vmtest --no-module -- true
+
+expect "vmtest: bad --hosts is refused" 125 "--hosts wants" $vmtest --hosts 3 -- true
+
+# Two guests: each meets the other over the link with tools/vmtest-barrier
+# (and gets the other's address as its value), sees nothing but the link,
+# and ordmacp copies a file from host 2 to host 1 over rxe0, checked by
+# its sum. Host 1 exits 0, host 2 with 7: the status is host 2's.
+two=$(cat <<'GUEST'
+set -u
+peer=$(tools/vmtest-barrier hello "$VMTEST_ADDR") || exit 1
+[ "$peer" = "$VMTEST_PEER" ] && echo "host $VMTEST_HOST met $peer"
+ip -o -4 addr show | awk '$2 != "lo" { print "addr", $2, $4 }'
+ip -4 route show | grep -q default && echo "a default route"
+rdma link show | grep -q '^link rxe0/1 .*netdev ordma0' && echo "rxe0 on ordma0"
+if [ "$VMTEST_HOST" = 1 ]; then
+	tools/ordmacp --listen "$VMTEST_ADDR:7000" 2>/tmp/two-l &
+	l=$!
+	for _ in $(seq 300); do
+		grep -q listening /tmp/two-l && break
+		sleep 0.1
+	done
+	tools/vmtest-barrier listening >/dev/null || exit 1
+	sum=$(tools/vmtest-barrier copied) || exit 1
+	wait $l
+	[ "$(md5sum </tmp/two-dst | cut -d' ' -f1)" = "$sum" ] &&
+		echo "copy arrived whole"
+	exit 0
+fi
+head -c 3000000 /dev/urandom >/tmp/two-src
+tools/vmtest-barrier listening >/dev/null || exit 1
+tools/ordmacp -q /tmp/two-src "$VMTEST_PEER:7000:/tmp/two-dst" || exit 1
+tools/vmtest-barrier copied "$(md5sum </tmp/two-src | cut -d' ' -f1)" >/dev/null
+exit 7
+GUEST
+)
+out=$($vmtest --hosts 2 --smp 1 --timeout 600 -- bash -c "$two" 2>&1)
+rc=$?
+bad=
+[ "$rc" = 7 ] || bad="status $rc"
+for want in "# ===== host 1" "# ===== host 2" "host 1 met 192.0.2.2" \
+	    "host 2 met 192.0.2.1" "addr ordma0 192.0.2.1/24" \
+	    "addr ordma0 192.0.2.2/24" "rxe0 on ordma0" "copy arrived whole"; do
+	grep -qF -- "$want" <<<"$out" || bad="$bad; no '$want'"
+done
+[ "$(grep -c '^addr ' <<<"$out")" = 2 ] || bad="$bad; another address than ordma0's"
+grep -q "a default route" <<<"$out" && bad="$bad; a default route"
+if [ -z "$bad" ]; then
+	ok 0 "vmtest --hosts 2: the guests meet over the link alone, ordmacp crosses it, host 2's status comes back"
+else
+	echo "# $bad"
+	tail -n 25 <<<"$out" | sed 's/^/#   /'
+	ok 1 "vmtest --hosts 2: the guests meet over the link alone, ordmacp crosses it, host 2's status comes back"
+fi
+
+# Host 2's console is read too: its WARNING fails the run, named.
+if [ -f "$wdir/warnmod.ko" ]; then
+	expect "vmtest --hosts 2: a kernel WARNING in host 2 fails the run" 126 \
+		"host 2: kernel report" \
+		$vmtest --hosts 2 --smp 1 --no-module --timeout 300 -- \
+		sh -c '[ "$VMTEST_HOST" = 1 ] || insmod "$0"' "$wdir/warnmod.ko"
+else
+	ok 1 "vmtest --hosts 2: a kernel WARNING in host 2 fails the run (module did not build)"
+fi
 
 exit $((fails > 0))
