@@ -21,6 +21,7 @@ LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h)
 
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
+TWOHOST_TESTS := $(patsubst %.c,%,$(wildcard selftests/twohost/*_test.c))
 
 .PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all tools
 
@@ -69,7 +70,7 @@ $(SCRIPTS)/checkpatch.pl:
 		linux-source-6.1/scripts/spelling.txt \
 		linux-source-6.1/scripts/const_structs.checkpatch
 
-selftests: $(GUEST_TESTS) $(HOST_TESTS)
+selftests: $(GUEST_TESTS) $(HOST_TESTS) $(TWOHOST_TESTS)
 
 # The rings' index arithmetic, compiled for the host.
 selftests/host/ring_idx_test: kernel/ring_idx.h
@@ -132,7 +133,7 @@ demo:
 
 clean:
 	-[ -d "$(KDIR)" ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f $(GUEST_TESTS) $(HOST_TESTS) $(TOOLS)
+	rm -f $(GUEST_TESTS) $(HOST_TESTS) $(TWOHOST_TESTS) $(TOOLS)
 
 # ---- libordma, ordmacp, examples, install -----------------------------------
 # lib/libordma.so.1 (version script lib/libordma.map: only ordma_* exported,
@@ -197,6 +198,11 @@ examples/%: examples/%.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.
 
 # The library's guest test links the static library and runs ordmacp and the
 # examples.
+# The two-host tests speak libordma (tools/vmtest --hosts 2).
+$(TWOHOST_TESTS): lib/libordma.a
+$(TWOHOST_TESTS): TEST_CPPFLAGS += -Ilib
+$(TWOHOST_TESTS): LDLIBS += lib/libordma.a
+
 selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
 selftests/guest/lib_test: LDLIBS += lib/libordma.a
