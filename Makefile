@@ -199,7 +199,7 @@ examples/%: examples/%.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.
 # The library's guest test links the static library and runs ordmacp and the
 # examples.
 # The two-host tests speak libordma (tools/vmtest --hosts 2).
-$(TWOHOST_TESTS): lib/libordma.a
+$(TWOHOST_TESTS): lib/libordma.a selftests/twohost/twohost.h
 $(TWOHOST_TESTS): TEST_CPPFLAGS += -Ilib
 $(TWOHOST_TESTS): LDLIBS += lib/libordma.a
 

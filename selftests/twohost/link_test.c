@@ -20,9 +20,8 @@
 #include <libordma.h>
 #include "ordma_test.h"
 #include "kselftest_harness.h"
+#include "twohost.h"
 
-#define PORT_BASE	7100
-#define CONNECT_MS	20000
 #define WIN_SLACK	8192	/* bytes of a standing window past its largest put */
 
 static const size_t sizes[] = {
@@ -56,48 +55,6 @@ FIXTURE_VARIANT_ADD(link, ipv6) {
 	.family = AF_INET6,
 	.addr = { "2001:db8::1", "2001:db8::2" },
 };
-
-static socklen_t link_sockaddr(int family, const char *ip, unsigned short port,
-			       struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		inet_pton(AF_INET6, ip, &sin6->sin6_addr);
-		return sizeof(*sin6);
-	}
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	inet_pton(AF_INET, ip, &sin->sin_addr);
-	return sizeof(*sin);
-}
-
-/* A counter of this host's rxe0 context, or -1. */
-static int64_t dev_counter(const char *name)
-{
-	char path[128];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/* Meet the other host at barrier @name (the test's name and a step). */
-static int barrier(const char *test, const char *step)
-{
-	return ordma_sh("tools/vmtest-barrier -t 120 %s.%s", test, step);
-}
 
 /* The byte @i of the pattern of transfer @seed. */
 static inline unsigned char pat(uint64_t seed, size_t i)
@@ -134,23 +91,9 @@ static size_t zeros(const unsigned char *buf, size_t len)
 	return len;
 }
 
-static unsigned short link_port(const char *name, int family)
-{
-	unsigned int h = 5381;
-
-	while (*name)
-		h = h * 33 + (unsigned char)*name++;
-	return PORT_BASE + (h % 400) * 2 + (family == AF_INET6);
-}
-
 FIXTURE_SETUP(link)
 {
 	const char *host = getenv("VMTEST_HOST");
-	struct sockaddr_storage ss;
-	unsigned short port;
-	uint32_t lis;
-	socklen_t len;
-	int ret, i;
 
 	ORDMA_TEST_FILTER();
 	if (!host)
@@ -165,32 +108,15 @@ FIXTURE_SETUP(link)
 	ASSERT_NE(MAP_FAILED, self->dst);
 	ASSERT_EQ(0, ordma_open(&self->o, 0));
 
-	port = link_port(_metadata->name, variant->family);
-	if (self->host == 1) {
-		len = link_sockaddr(variant->family, variant->addr[0], port, &ss);
-		ASSERT_EQ(0, ordma_listen(self->o, (struct sockaddr *)&ss, len,
-					  1, &lis));
-		ASSERT_EQ(0, barrier(_metadata->name, "listen"));
-		ASSERT_EQ(0, ordma_accept(self->o, lis, 0, &self->chan, NULL,
-					  NULL));
-		ASSERT_EQ(0, ordma_chan_close(self->o, lis));
-	} else {
-		ASSERT_EQ(0, barrier(_metadata->name, "listen"));
-		len = link_sockaddr(variant->family, variant->addr[0], port, &ss);
-		for (i = 0; i < 50; i++) {
-			ret = ordma_connect(self->o, (struct sockaddr *)&ss, len,
-					    CONNECT_MS, &self->chan);
-			if (ret != -ECONNREFUSED)
-				break;
-			usleep(100000);
-		}
-		ASSERT_EQ(0, ret);
-	}
+	ASSERT_EQ(0, twohost_chan(self->o, self->host, variant->family,
+				  variant->addr[0],
+				  twohost_port(_metadata->name, variant->family),
+				  _metadata->name, &self->chan));
 	/* Both read their counters before either sends. */
-	self->tx0 = dev_counter("bytes_tx");
-	self->rx0 = dev_counter("bytes_rx");
+	self->tx0 = twohost_counter("bytes_tx");
+	self->rx0 = twohost_counter("bytes_rx");
 	ASSERT_LE(0, (int64_t)self->tx0);
-	ASSERT_EQ(0, barrier(_metadata->name, "counted"));
+	ASSERT_EQ(0, twohost_barrier(_metadata->name, "counted"));
 }
 
 FIXTURE_TEARDOWN(link)
@@ -228,8 +154,8 @@ static int ctl_recv(FIXTURE_DATA(link) *self, uint64_t *v)
 static void counters_exact(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(link) *self)
 {
-	EXPECT_EQ((int64_t)self->tx, dev_counter("bytes_tx") - (int64_t)self->tx0);
-	EXPECT_EQ((int64_t)self->rx, dev_counter("bytes_rx") - (int64_t)self->rx0);
+	EXPECT_EQ((int64_t)self->tx, twohost_counter("bytes_tx") - (int64_t)self->tx0);
+	EXPECT_EQ((int64_t)self->rx, twohost_counter("bytes_rx") - (int64_t)self->rx0);
 }
 
 static uint64_t seed_of(int sender, size_t len, int op)
