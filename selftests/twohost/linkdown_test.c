@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The link between two hosts taken away under a transfer, then given back
+ * (tools/vmtest --hosts 2, tools/check's stage "twohost"). Host 1 sends
+ * 64 MiB messages to host 2; half a second in, host 2 either sets its NIC
+ * down for 8 s, or deletes its rxe0 and adds it again 3 s later.
+ *
+ * Host 1's send fails with a documented errno (ETIMEDOUT: no progress for
+ * progress_timeout_ms, set to 2000 here; EIO: the RC transport gave up;
+ * ENOTCONN: the peer disconnected) within a bound; host 2's channel on a
+ * deleted device fails with ENODEV. Then both close the old channel, their
+ * devices hold nothing more, and a new channel between them carries a
+ * checked message.
+ */
+#define ORDMA_GUEST_TEST
+#include <sys/mman.h>
+#include <time.h>
+#include "ordma_test.h"
+#include "kselftest_harness.h"
+#include "twohost.h"
+
+#define MSG_LEN		(64UL << 20)
+#define SMALL_LEN	(1UL << 20)
+#define PROGRESS_MS	2000
+#define CUT_US		500000
+#define FAIL_BOUND_S	30
+
+FIXTURE(cut) {
+	struct ordma *o;
+	uint32_t chan;
+	int host;
+	unsigned char *buf;
+};
+
+FIXTURE_VARIANT(cut) {
+	const char *down;	/* host 2 cuts the link with this */
+	const char *up;		/* and gives it back with this */
+	int gone_for_s;
+	bool device_goes;	/* host 2's channel fails with ENODEV */
+};
+
+FIXTURE_VARIANT_ADD(cut, nic_down) {
+	.down = "ip link set ordma0 down",
+	.up = "ip link set ordma0 up",
+	.gone_for_s = 8,
+	.device_goes = false,
+};
+
+FIXTURE_VARIANT_ADD(cut, rxe_readded) {
+	.down = "rdma link del rxe0",
+	.up = "rdma link add rxe0 type rxe netdev ordma0",
+	.gone_for_s = 3,
+	.device_goes = true,
+};
+
+static int set_progress(int64_t ms)
+{
+	return ordma_sh("echo %lld >/sys/class/ordma/rxe0/progress_timeout_ms",
+			(long long)ms);
+}
+
+FIXTURE_SETUP(cut)
+{
+	const char *host = getenv("VMTEST_HOST");
+
+	ORDMA_TEST_FILTER();
+	if (!host)
+		SKIP(return, "not in a guest of tools/vmtest --hosts 2");
+	self->host = atoi(host);
+	self->buf = mmap(NULL, MSG_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	ASSERT_EQ(0, set_progress(PROGRESS_MS));
+	ASSERT_EQ(0, ordma_open(&self->o, 0));
+	ASSERT_EQ(0, twohost_chan(self->o, self->host, AF_INET, "192.0.2.1",
+				  twohost_port(_metadata->name, AF_INET),
+				  _metadata->name, &self->chan));
+}
+
+FIXTURE_TEARDOWN(cut)
+{
+	if (self->o)
+		ordma_close(self->o);
+	/* A re-added rxe0 has the defaults already. */
+	set_progress(30000);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait up to @s seconds for the device to hold nothing; 0 once it does. */
+static int wait_empty(struct __test_metadata *_metadata, int s)
+{
+	int i;
+
+	for (i = 0; i < s * 10; i++) {
+		if (twohost_counter("channels") == 0 &&
+		    twohost_counter("pages_pinned") == 0 &&
+		    twohost_counter("mrs_live") == 0 &&
+		    twohost_counter("chunks_free") ==
+		    twohost_counter("chunks_total"))
+			return 0;
+		usleep(100000);
+	}
+	TH_LOG("channels %lld pages_pinned %lld mrs_live %lld chunks free %lld of %lld",
+	       (long long)twohost_counter("channels"),
+	       (long long)twohost_counter("pages_pinned"),
+	       (long long)twohost_counter("mrs_live"),
+	       (long long)twohost_counter("chunks_free"),
+	       (long long)twohost_counter("chunks_total"));
+	return -1;
+}
+
+/*
+ * Host 2: receive messages until one fails or the child @pid has cut the
+ * link and given it back (its status in *@st); a receive that neither
+ * completes nor fails meanwhile (the link was down: nothing told us) is
+ * left to the close. Return: the last receive's result, or 0 if none
+ * ended after the cut.
+ */
+static int64_t receive_until_cut(FIXTURE_DATA(cut) *self, pid_t pid, int *st)
+{
+	struct ordma_cqe *cqe;
+	bool child = false;
+	int64_t res = 0;
+	int ret;
+
+	for (;;) {
+		ordma_prep_recv(ordma_get_sqe(self->o), self->chan, self->buf,
+				MSG_LEN, 1);
+		if (ordma_submit(self->o) != 1)
+			return -EINVAL;
+		do {
+			ret = ordma_wait_cqe_timeout(self->o, &cqe, 500);
+			if (!child && waitpid(pid, st, WNOHANG) == pid)
+				child = true;
+		} while (ret == -ETIMEDOUT && !child);
+		if (ret)
+			break;
+		res = cqe->res;
+		ordma_cqe_seen(self->o, cqe);
+		if (res != (int64_t)MSG_LEN)
+			break;
+		res = 0;
+	}
+	if (!child)
+		waitpid(pid, st, 0);
+	/* A device that went: its channel's receive fails soon after. */
+	if (!res && !ordma_wait_cqe_timeout(self->o, &cqe, 10000)) {
+		res = cqe->res;
+		ordma_cqe_seen(self->o, cqe);
+	}
+	return res;
+}
+
+TEST_F_TIMEOUT(cut, under_a_transfer, 300)
+{
+	double last, failed;
+	int64_t n = 0;
+	int sent = 0, st;
+	pid_t pid = 0;
+	size_t i;
+
+	ASSERT_EQ(0, twohost_barrier(_metadata->name, "go"));
+	if (self->host == 2) {
+		/* A child cuts the link and gives it back. */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			usleep(CUT_US);
+			if (ordma_sh("%s", variant->down))
+				_exit(1);
+			sleep(variant->gone_for_s);
+			_exit(ordma_sh("%s", variant->up) ? 2 : 0);
+		}
+		n = receive_until_cut(self, pid, &st);
+		ASSERT_EQ(0, WEXITSTATUS(st));
+		if (variant->device_goes)
+			EXPECT_EQ(-ENODEV, n);
+		/* Waits for the link, and for host 1's verdict. */
+		ASSERT_EQ(0, twohost_barrier(_metadata->name, "back"));
+	} else {
+		last = now_s();
+		while (n >= 0 && now_s() - last < FAIL_BOUND_S) {
+			n = ordma_send(self->o, self->chan, self->buf, MSG_LEN);
+			if (n == (int64_t)MSG_LEN) {
+				sent++;
+				last = now_s();
+			}
+		}
+		failed = now_s();
+		TH_LOG("%d messages went through; the next failed with %lld after %.1f s",
+		       sent, (long long)n, failed - last);
+		ASSERT_GT(0, n);
+		EXPECT_TRUE(n == -ETIMEDOUT || n == -EIO || n == -ENOTCONN);
+		EXPECT_GE(FAIL_BOUND_S, failed - last);
+		ASSERT_EQ(0, twohost_barrier(_metadata->name, "back"));
+	}
+
+	/* The old channel closed: nothing held on either host. */
+	ordma_close(self->o);
+	self->o = NULL;
+	EXPECT_EQ(0, wait_empty(_metadata, 30));
+
+	/* A new channel over the link given back. */
+	ASSERT_EQ(0, ordma_open(&self->o, 0));
+	ASSERT_EQ(0, twohost_chan(self->o, self->host, AF_INET, "192.0.2.1",
+				  twohost_port(_metadata->name, AF_INET) + 1,
+				  "again", &self->chan));
+	if (self->host == 1) {
+		for (i = 0; i < SMALL_LEN; i++)
+			self->buf[i] = (unsigned char)(i * 13 + 7);
+		ASSERT_EQ((int64_t)SMALL_LEN,
+			  ordma_send(self->o, self->chan, self->buf, SMALL_LEN));
+	} else {
+		memset(self->buf, 0, SMALL_LEN);
+		ASSERT_EQ((int64_t)SMALL_LEN,
+			  ordma_recv(self->o, self->chan, self->buf, SMALL_LEN));
+		for (i = 0; i < SMALL_LEN; i++)
+			if (self->buf[i] != (unsigned char)(i * 13 + 7))
+				break;
+		ASSERT_EQ(SMALL_LEN, i);
+	}
+	ASSERT_EQ(0, twohost_barrier(_metadata->name, "done"));
+}
+
+TEST_HARNESS_MAIN
