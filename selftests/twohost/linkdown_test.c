@@ -14,7 +14,6 @@
  */
 #define ORDMA_GUEST_TEST
 #include <sys/mman.h>
-#include <time.h>
 #include "ordma_test.h"
 #include "kselftest_harness.h"
 #include "twohost.h"
@@ -53,12 +52,6 @@ FIXTURE_VARIANT_ADD(cut, rxe_readded) {
 	.device_goes = true,
 };
 
-static int set_progress(int64_t ms)
-{
-	return ordma_sh("echo %lld >/sys/class/ordma/rxe0/progress_timeout_ms",
-			(long long)ms);
-}
-
 FIXTURE_SETUP(cut)
 {
 	const char *host = getenv("VMTEST_HOST");
@@ -70,7 +63,7 @@ FIXTURE_SETUP(cut)
 	self->buf = mmap(NULL, MSG_LEN, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
-	ASSERT_EQ(0, set_progress(PROGRESS_MS));
+	ASSERT_EQ(0, twohost_set_progress(PROGRESS_MS));
 	ASSERT_EQ(0, ordma_open(&self->o, 0));
 	ASSERT_EQ(0, twohost_chan(self->o, self->host, AF_INET, "192.0.2.1",
 				  twohost_port(_metadata->name, AF_INET),
@@ -82,38 +75,7 @@ FIXTURE_TEARDOWN(cut)
 	if (self->o)
 		ordma_close(self->o);
 	/* A re-added rxe0 has the defaults already. */
-	set_progress(30000);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Wait up to @s seconds for the device to hold nothing; 0 once it does. */
-static int wait_empty(struct __test_metadata *_metadata, int s)
-{
-	int i;
-
-	for (i = 0; i < s * 10; i++) {
-		if (twohost_counter("channels") == 0 &&
-		    twohost_counter("pages_pinned") == 0 &&
-		    twohost_counter("mrs_live") == 0 &&
-		    twohost_counter("chunks_free") ==
-		    twohost_counter("chunks_total"))
-			return 0;
-		usleep(100000);
-	}
-	TH_LOG("channels %lld pages_pinned %lld mrs_live %lld chunks free %lld of %lld",
-	       (long long)twohost_counter("channels"),
-	       (long long)twohost_counter("pages_pinned"),
-	       (long long)twohost_counter("mrs_live"),
-	       (long long)twohost_counter("chunks_free"),
-	       (long long)twohost_counter("chunks_total"));
-	return -1;
+	twohost_set_progress(30000);
 }
 
 /*
@@ -160,9 +122,10 @@ static int64_t receive_until_cut(FIXTURE_DATA(cut) *self, pid_t pid, int *st)
 
 TEST_F_TIMEOUT(cut, under_a_transfer, 300)
 {
-	double last, failed;
-	int64_t n = 0;
-	int sent = 0, st;
+	char msg[256];
+	double took;
+	int64_t n;
+	int sent, st;
 	pid_t pid = 0;
 	size_t i;
 
@@ -185,27 +148,21 @@ TEST_F_TIMEOUT(cut, under_a_transfer, 300)
 		/* Waits for the link, and for host 1's verdict. */
 		ASSERT_EQ(0, twohost_barrier(_metadata->name, "back"));
 	} else {
-		last = now_s();
-		while (n >= 0 && now_s() - last < FAIL_BOUND_S) {
-			n = ordma_send(self->o, self->chan, self->buf, MSG_LEN);
-			if (n == (int64_t)MSG_LEN) {
-				sent++;
-				last = now_s();
-			}
-		}
-		failed = now_s();
+		n = twohost_send_until_fail(self->o, self->chan, self->buf,
+					    MSG_LEN, FAIL_BOUND_S, &sent,
+					    &took);
 		TH_LOG("%d messages went through; the next failed with %lld after %.1f s",
-		       sent, (long long)n, failed - last);
+		       sent, (long long)n, took);
 		ASSERT_GT(0, n);
 		EXPECT_TRUE(n == -ETIMEDOUT || n == -EIO || n == -ENOTCONN);
-		EXPECT_GE(FAIL_BOUND_S, failed - last);
+		EXPECT_GE(FAIL_BOUND_S, took);
 		ASSERT_EQ(0, twohost_barrier(_metadata->name, "back"));
 	}
 
 	/* The old channel closed: nothing held on either host. */
 	ordma_close(self->o);
 	self->o = NULL;
-	EXPECT_EQ(0, wait_empty(_metadata, 30));
+	EXPECT_EQ(0, twohost_wait_empty(30, msg, sizeof(msg))) TH_LOG("%s", msg);
 
 	/* A new channel over the link given back. */
 	ASSERT_EQ(0, ordma_open(&self->o, 0));

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <libordma.h>
 #include "ordma_test.h"
 
@@ -105,6 +107,75 @@ static inline int twohost_chan(struct ordma *o, int host, int family,
 		usleep(100000);
 	}
 	return ret;
+}
+
+/* Set rxe0's progress_timeout_ms; 0 or the shell's status. */
+static inline int twohost_set_progress(int64_t ms)
+{
+	return ordma_sh("echo %lld >/sys/class/ordma/rxe0/progress_timeout_ms",
+			(long long)ms);
+}
+
+static inline double twohost_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait up to @s seconds for this host's rxe0 to hold nothing: no channel,
+ * pinned page, memory region or chunk held. Return: 0 once it does, else
+ * -1 with what it still holds in *@msg.
+ */
+static inline int twohost_wait_empty(int s, char *msg, size_t len)
+{
+	int i;
+
+	for (i = 0; i < s * 10; i++) {
+		if (twohost_counter("channels") == 0 &&
+		    twohost_counter("pages_pinned") == 0 &&
+		    twohost_counter("mrs_live") == 0 &&
+		    twohost_counter("chunks_free") ==
+		    twohost_counter("chunks_total"))
+			return 0;
+		usleep(100000);
+	}
+	snprintf(msg, len,
+		 "channels %lld pages_pinned %lld mrs_live %lld chunks free %lld of %lld",
+		 (long long)twohost_counter("channels"),
+		 (long long)twohost_counter("pages_pinned"),
+		 (long long)twohost_counter("mrs_live"),
+		 (long long)twohost_counter("chunks_free"),
+		 (long long)twohost_counter("chunks_total"));
+	return -1;
+}
+
+/*
+ * Send @len bytes from @buf again and again until a send fails or none
+ * completes for @bound_s seconds. Return: the last result (negative if a
+ * send failed); *@sent: the sends that went through, *@took: seconds from
+ * the last of them (or the start) to the end.
+ */
+static inline int64_t twohost_send_until_fail(struct ordma *o, uint32_t chan,
+					      const void *buf, size_t len,
+					      double bound_s, int *sent,
+					      double *took)
+{
+	double last = twohost_now();
+	int64_t n = 0;
+
+	*sent = 0;
+	while (n >= 0 && twohost_now() - last < bound_s) {
+		n = ordma_send(o, chan, buf, len);
+		if (n == (int64_t)len) {
+			(*sent)++;
+			last = twohost_now();
+		}
+	}
+	*took = twohost_now() - last;
+	return n;
 }
 
 #endif /* _ORDMA_TWOHOST_H */

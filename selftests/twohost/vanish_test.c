@@ -13,7 +13,6 @@
  */
 #define ORDMA_GUEST_TEST
 #include <sys/mman.h>
-#include <time.h>
 #include "ordma_test.h"
 #include "kselftest_harness.h"
 #include "twohost.h"
@@ -32,12 +31,6 @@ FIXTURE(vanish) {
 	int64_t progress_was;
 };
 
-static int set_progress(int64_t ms)
-{
-	return ordma_sh("echo %lld >/sys/class/ordma/rxe0/progress_timeout_ms",
-			(long long)ms);
-}
-
 FIXTURE_SETUP(vanish)
 {
 	const char *host = getenv("VMTEST_HOST");
@@ -52,7 +45,7 @@ FIXTURE_SETUP(vanish)
 	memset(self->buf, 0x5a, MSG_LEN);
 	self->progress_was = twohost_counter("progress_timeout_ms");
 	ASSERT_LT(0, self->progress_was);
-	ASSERT_EQ(0, set_progress(PROGRESS_MS));
+	ASSERT_EQ(0, twohost_set_progress(PROGRESS_MS));
 	ASSERT_EQ(0, ordma_open(&self->o, 0));
 	ASSERT_EQ(0, twohost_chan(self->o, self->host, AF_INET, "192.0.2.1",
 				  twohost_port(_metadata->name, AF_INET),
@@ -64,45 +57,15 @@ FIXTURE_TEARDOWN(vanish)
 	if (self->o)
 		ordma_close(self->o);
 	if (self->progress_was > 0)
-		set_progress(self->progress_was);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Wait up to @s seconds for the device to hold nothing; 0 once it does. */
-static int wait_empty(struct __test_metadata *_metadata, int s)
-{
-	int i;
-
-	for (i = 0; i < s * 10; i++) {
-		if (twohost_counter("channels") == 0 &&
-		    twohost_counter("pages_pinned") == 0 &&
-		    twohost_counter("mrs_live") == 0 &&
-		    twohost_counter("chunks_free") ==
-		    twohost_counter("chunks_total"))
-			return 0;
-		usleep(100000);
-	}
-	TH_LOG("channels %lld pages_pinned %lld mrs_live %lld chunks free %lld of %lld",
-	       (long long)twohost_counter("channels"),
-	       (long long)twohost_counter("pages_pinned"),
-	       (long long)twohost_counter("mrs_live"),
-	       (long long)twohost_counter("chunks_free"),
-	       (long long)twohost_counter("chunks_total"));
-	return -1;
+		twohost_set_progress(self->progress_was);
 }
 
 TEST_F_TIMEOUT(vanish, peer_gone_mid_transfer, 300)
 {
-	double last, failed;
-	int64_t n = 0;
-	int sent = 0;
+	char msg[256];
+	double took;
+	int64_t n;
+	int sent;
 
 	ASSERT_EQ(0, twohost_barrier(_metadata->name, "go"));
 	if (self->host == 2) {
@@ -116,26 +79,19 @@ TEST_F_TIMEOUT(vanish, peer_gone_mid_transfer, 300)
 			ordma_recv(self->o, self->chan, self->buf, MSG_LEN);
 	}
 
-	last = now_s();
-	while (n >= 0 && now_s() - last < FAIL_BOUND_S) {
-		n = ordma_send(self->o, self->chan, self->buf, MSG_LEN);
-		if (n == (int64_t)MSG_LEN) {
-			sent++;
-			last = now_s();
-		}
-	}
-	failed = now_s();
+	n = twohost_send_until_fail(self->o, self->chan, self->buf, MSG_LEN,
+				    FAIL_BOUND_S, &sent, &took);
 	TH_LOG("%d messages went through; the next failed with %lld after %.1f s",
-	       sent, (long long)n, failed - last);
+	       sent, (long long)n, took);
 	ASSERT_GT(0, n);
 	EXPECT_TRUE(n == -ETIMEDOUT || n == -EIO);
-	EXPECT_GE(FAIL_BOUND_S, failed - last);
+	EXPECT_GE(FAIL_BOUND_S, took);
 
 	/* Everything back, and the module goes. */
 	EXPECT_EQ(0, ordma_chan_close(self->o, self->chan));
 	ordma_close(self->o);
 	self->o = NULL;
-	EXPECT_EQ(0, wait_empty(_metadata, 30));
+	EXPECT_EQ(0, twohost_wait_empty(30, msg, sizeof(msg))) TH_LOG("%s", msg);
 	EXPECT_EQ(0, ordma_sh("rmmod ordma"));
 	EXPECT_EQ(0, ordma_sh("insmod %s", ordma_ko()));
 }
