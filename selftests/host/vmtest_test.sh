@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 
 expect "vmtest: no command is a usage error" 125 "usage:" $vmtest
 expect "vmtest: unknown option is a usage error" 125 "unknown argument" $vmtest --frobnicate -- true
@@ -82,6 +82,8 @@ expect "vmtest: bad VMTEST_BOOT_S is refused" 125 "VMTEST_BOOT_S wants" \
 	env VMTEST_BOOT_S=soon $vmtest --no-module -- true
 
 expect "vmtest: bad --hosts is refused" 125 "--hosts wants" $vmtest --hosts 3 -- true
+expect "vmtest: --kver2 without two hosts is refused" 125 "it needs --hosts 2" \
+	$vmtest --kver2 "$(tools/kver)" -- true
 
 # Two guests: each meets the other over the link with tools/vmtest-barrier
 # (and gets the other's address as its value), sees nothing but the link,
