@@ -690,11 +690,11 @@ int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 	ret = rdma_listen(cm_id, lis->backlog);
 	if (ret)
 		goto err_id;
-	lis->cm_id = cm_id;
 	memcpy(&lis->local, &cm_id->route.addr.src_addr, sizeof(lis->local));
 	ret = ordma_listener_publish(lis);
 	if (ret)
 		goto err_id;
+	lis->cm_id = cm_id;
 
 	mutex_lock(&ordma_listeners_lock);
 	list_add_tail(&lis->all_node, &ordma_listeners);
