@@ -890,7 +890,7 @@ TEST_F_TIMEOUT(life, memlock_holds_for_many_channels, 240)
 {
 	struct rlimit rl = { ML_LIMIT, ML_LIMIT };
 	int n = ordma_scaled(32, 8);
-	unsigned long long zc0 = counter("bytes_zerocopy");
+	unsigned long long reg0 = counter("registrations");
 	struct pin_watch w = { 0 };
 	pthread_t t;
 
@@ -903,8 +903,13 @@ TEST_F_TIMEOUT(life, memlock_holds_for_many_channels, 240)
 	TH_LOG("%d channel ends: at most %llu pages pinned, limit %llu",
 	       2 * n, w.max, (unsigned long long)ML_LIMIT / 4096);
 	EXPECT_GE((unsigned long long)ML_LIMIT / 4096, w.max);
-	/* It did register: the limit was what held it. */
-	EXPECT_LT(zc0, counter("bytes_zerocopy"));
+	/*
+	 * It did register: the limit was what held it. Which side's
+	 * registrations those were is a race (receivers register their
+	 * buffers too, under the same user's limit, and may hold it all while
+	 * every send is copied), so count both.
+	 */
+	EXPECT_LT(reg0, counter("registrations"));
 }
 
 /*
