@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 expect "vmtest: no command is a usage error" 125 "usage:" $vmtest
 expect "vmtest: unknown option is a usage error" 125 "unknown argument" $vmtest --frobnicate -- true
@@ -144,6 +144,53 @@ if [ -f "$wdir/warnmod.ko" ]; then
 		sh -c '[ "$VMTEST_HOST" = 1 ] || insmod "$0"' "$wdir/warnmod.ko"
 else
 	ok 1 "vmtest --hosts 2: a kernel WARNING in host 2 fails the run (module did not build)"
+fi
+
+# A guest booted again: host 2 vanishes asking for it (tools/vmtest-vanish
+# --restart); its second boot, told by VMTEST_BOOT=2, meets host 1, which
+# ran on, over the link, and WARNs. Both boots' outputs come back, and the
+# second boot's console is read: the report is named as its own.
+again=$(cat <<'GUEST'
+if [ "$VMTEST_HOST" = 1 ]; then
+	b=$(tools/vmtest-barrier -t 240 again "$VMTEST_BOOT") || exit 1
+	echo "host 1 in boot $VMTEST_BOOT met host 2 in boot $b"
+	exit 0
+fi
+if [ "$VMTEST_BOOT" = 1 ]; then
+	echo "host 2 vanishes"
+	tools/vmtest-vanish --restart
+	exit 1
+fi
+b=$(tools/vmtest-barrier -t 240 again "$VMTEST_BOOT") || exit 1
+echo "host 2 in boot $VMTEST_BOOT met host 1 in boot $b"
+[ "$(rdma link show | grep -c '^link rxe0/1 .*netdev ordma0')" = 1 ] &&
+	ip -o -4 addr show ordma0 | grep -q 192.0.2.2/24 && echo "rxe0 again"
+[ -f "$0" ] && insmod "$0"
+GUEST
+)
+if [ -f "$wdir/warnmod.ko" ]; then
+	out=$($vmtest --hosts 2 --smp 1 --no-module --timeout 600 -- \
+		bash -c "$again" "$wdir/warnmod.ko" 2>&1)
+	rc=$?
+	bad=
+	[ "$rc" = 126 ] || bad="status $rc"
+	for want in "# ===== host 2" "host 2 vanishes" "# ===== host 2, boot 2" \
+		    "host 1 in boot 1 met host 2 in boot 2" \
+		    "host 2 in boot 2 met host 1 in boot 1" "rxe0 again" \
+		    "host 2, boot 2: kernel report"; do
+		grep -qF -- "$want" <<<"$out" || bad="$bad; no '$want'"
+	done
+	grep -qF "host 2: kernel report" <<<"$out" && bad="$bad; a report in boot 1"
+	grep -qF "# ===== host 1, boot 2" <<<"$out" && bad="$bad; host 1 booted again"
+else
+	bad="warnmod did not build"
+fi
+if [ -z "$bad" ]; then
+	ok 0 "vmtest --hosts 2: vmtest-vanish --restart boots host 2 again while host 1 runs on, both boots checked"
+else
+	echo "# $bad"
+	tail -n 25 <<<"$out" | sed 's/^/#   /'
+	ok 1 "vmtest --hosts 2: vmtest-vanish --restart boots host 2 again while host 1 runs on, both boots checked"
 fi
 
 exit $((fails > 0))
