@@ -57,10 +57,15 @@ static inline int64_t twohost_counter(const char *name)
 	return v;
 }
 
-/* Meet the other host at the barrier of test @test, step @step. */
+/* Meet the other host at the barrier of test @test, step @step, within @s. */
+static inline int twohost_barrier_s(const char *test, const char *step, int s)
+{
+	return ordma_sh("tools/vmtest-barrier -t %d %s.%s", s, test, step);
+}
+
 static inline int twohost_barrier(const char *test, const char *step)
 {
-	return ordma_sh("tools/vmtest-barrier -t 120 %s.%s", test, step);
+	return twohost_barrier_s(test, step, 120);
 }
 
 /* A port of its own for each test and address family. */
@@ -76,7 +81,8 @@ static inline unsigned short twohost_port(const char *name, int family)
 /*
  * The channel of a test: host 1 listens on @ip (its own address) and
  * accepts one channel; host 2 connects to it once host 1 listens (barrier
- * "@test.listen"). Return: 0 or a negative errno.
+ * "@test.listen"). A test that wants host 2 to listen passes 3 - host as
+ * @host and host 2's address as @ip. Return: 0 or a negative errno.
  */
 static inline int twohost_chan(struct ordma *o, int host, int family,
 			       const char *ip, unsigned short port,
