@@ -202,6 +202,10 @@ examples/%: examples/%.c lib/libordma.a lib/libordma.h include/uapi/linux/ordma.
 $(TWOHOST_TESTS): lib/libordma.a selftests/twohost/twohost.h
 $(TWOHOST_TESTS): TEST_CPPFLAGS += -Ilib
 $(TWOHOST_TESTS): LDLIBS += lib/libordma.a
+# version_test's peer of another version is a raw librdmacm one, as
+# proto_test's hostile peer (ordma_rawcm.h).
+selftests/twohost/version_test selftests/guest/proto_test: selftests/ordma_rawcm.h
+selftests/twohost/version_test: LDLIBS += -lrdmacm -libverbs
 
 selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib

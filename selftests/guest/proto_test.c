@@ -16,17 +16,13 @@
 #include <linux/ordma.h>
 
 #include "ordma_test.h"
+#include "ordma_rawcm.h"
 #include "kselftest_harness.h"
 
-/* The wire protocol (kernel/wire.h), as a peer must speak it. */
-#define WIRE_VERSION	8
-
-struct wire_cm {
-	uint8_t version;
-	uint8_t reserved[3];
-	uint32_t rx_size;
-};
-
+/*
+ * The wire protocol (kernel/wire.h), as a peer must speak it (its version
+ * and CM private data: ordma_rawcm.h).
+ */
 struct wire_hdr {
 	uint8_t version;
 	uint8_t opcode;
@@ -124,52 +120,16 @@ FIXTURE_TEARDOWN(proto)
 	close(self->fd);
 }
 
-static int next_event(struct rdma_event_channel *ec)
-{
-	struct rdma_cm_event *ev;
-	int type;
-
-	if (rdma_get_cm_event(ec, &ev))
-		return -1;
-	type = ev->event;
-	rdma_ack_cm_event(ev);
-	return type;
-}
-
 /* Resolve, build a QP and connect with @version; return the final event. */
 static int hostile_connect(FIXTURE_DATA(proto) *self, uint8_t version)
 {
-	struct wire_cm priv = { .version = version, .rx_size = 65536 };
-	struct rdma_conn_param param = {
-		.private_data = &priv, .private_data_len = sizeof(priv),
-		.retry_count = 7, .rnr_retry_count = 7,
-	};
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
-	};
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(self->port) };
 
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
-	if (rdma_resolve_addr(self->id, NULL, (struct sockaddr *)&sin, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
-	    rdma_resolve_route(self->id, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
-		return -1;
-	self->pd = ibv_alloc_pd(self->id->verbs);
-	self->cq = ibv_create_cq(self->id->verbs, 16, NULL, NULL, 0);
-	if (!self->pd || !self->cq)
-		return -1;
-	self->mr = ibv_reg_mr(self->pd, self->buf, sizeof(self->buf),
-			      IBV_ACCESS_LOCAL_WRITE);
-	qa.send_cq = self->cq;
-	qa.recv_cq = self->cq;
-	if (!self->mr || rdma_create_qp(self->id, self->pd, &qa) ||
-	    rdma_connect(self->id, &param))
-		return -1;
-	return next_event(self->ec);
+	return rawcm_connect(self->ec, self->id, (struct sockaddr *)&sin,
+			     version, self->buf, sizeof(self->buf), &self->pd,
+			     &self->cq, &self->mr, NULL);
 }
 
 /* Post receive buffer @k: 1 KiB of self->buf at 1024 * k (0 is for sending). */
@@ -1798,9 +1758,9 @@ static int raw_connect(FIXTURE_DATA(proto) *self, struct raw_peer *rp)
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
 	if (rdma_create_id(self->ec, &rp->id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(rp->id, NULL, (struct sockaddr *)&sin, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
 	    rdma_resolve_route(rp->id, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return -1;
 	rp->pd = ibv_alloc_pd(rp->id->verbs);
 	rp->cq = ibv_create_cq(rp->id->verbs, 16, NULL, NULL, 0);
@@ -1812,7 +1772,7 @@ static int raw_connect(FIXTURE_DATA(proto) *self, struct raw_peer *rp)
 	qa.recv_cq = rp->cq;
 	if (!rp->mr || rdma_create_qp(rp->id, rp->pd, &qa) ||
 	    rdma_connect(rp->id, &param) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ESTABLISHED)
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ESTABLISHED)
 		return -1;
 	return 0;
 }
@@ -2299,9 +2259,9 @@ static int fz_connect(FIXTURE_DATA(proto) *self, struct fuzz_peer *fp,
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
 	if (rdma_create_id(self->ec, &fp->id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(fp->id, NULL, (struct sockaddr *)&sin, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
 	    rdma_resolve_route(fp->id, 2000) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return -1;
 	fp->pd = ibv_alloc_pd(fp->id->verbs);
 	fp->cq = ibv_create_cq(fp->id->verbs, 32, NULL, NULL, 0);
@@ -2317,7 +2277,7 @@ static int fz_connect(FIXTURE_DATA(proto) *self, struct fuzz_peer *fp,
 		if (fz_post_recv(fp, k))
 			return -1;
 	if (rdma_connect(fp->id, &param) ||
-	    next_event(self->ec) != RDMA_CM_EVENT_ESTABLISHED ||
+	    rawcm_event(self->ec) != RDMA_CM_EVENT_ESTABLISHED ||
 	    ioctl(self->fd, ORDMA_IOC_ACCEPT, &a))
 		return -1;
 	fp->chan = a.out_chan_id;
