@@ -24,6 +24,7 @@
  * that lock that gets a reference with kref_get_unless_zero() holds a live
  * object. The xarray's lock nests inside no other lock of ordma.
  */
+#include <linux/notifier.h>
 #include <linux/slab.h>
 
 #include "chan.h"
@@ -234,6 +235,9 @@ void ordma_chan_fail(struct ordma_chan *chan, int err)
 	ordma_chan_kick(chan);
 }
 
+/* Told of each channel a peer's fault failed; see ordma_chan_fault(). */
+static ATOMIC_NOTIFIER_HEAD(ordma_fault_chain);
+
 /**
  * ordma_chan_fault() - fail a channel whose peer broke a rule
  * @chan: the channel
@@ -241,13 +245,38 @@ void ordma_chan_fail(struct ordma_chan *chan, int err)
  *	message), -ENOBUFS (it made us hold more than the bound), -EACCES (it
  *	guessed window tokens), -ETIMEDOUT (it stopped making progress)
  *
- * Any context. Counted in the device's peer_faults, once per channel.
+ * Any context. Counted in the device's peer_faults, once per channel; the
+ * chain of ordma_fault_notifier_register() is called then, here.
  */
 void ordma_chan_fault(struct ordma_chan *chan, int err)
 {
-	if (ordma_chan_die(chan, err) && chan->odev)
+	if (ordma_chan_die(chan, err) && chan->odev) {
 		atomic64_inc(&chan->odev->peer_faults);
+		atomic_notifier_call_chain(&ordma_fault_chain, 0, chan);
+	}
 	ordma_chan_kick(chan);
+}
+
+/**
+ * ordma_fault_notifier_register() - be told of each peer's fault
+ * @nb: called with the struct ordma_chan that ordma_chan_fault() failed
+ *	(its errno is ordma_chan_err()), in any context, with the channel
+ *	valid for the call only
+ *
+ * Return: 0 or a negative errno.
+ */
+int ordma_fault_notifier_register(struct notifier_block *nb)
+{
+	return atomic_notifier_chain_register(&ordma_fault_chain, nb);
+}
+
+/**
+ * ordma_fault_notifier_unregister() - undo ordma_fault_notifier_register()
+ * @nb: the notifier; no call of it runs once this returns
+ */
+void ordma_fault_notifier_unregister(struct notifier_block *nb)
+{
+	atomic_notifier_chain_unregister(&ordma_fault_chain, nb);
 }
 
 /**

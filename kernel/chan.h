@@ -637,6 +637,8 @@ struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
 void ordma_obj_put(struct ordma_obj *obj);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
 void ordma_chan_fault(struct ordma_chan *chan, int err);
+int ordma_fault_notifier_register(struct notifier_block *nb);
+void ordma_fault_notifier_unregister(struct notifier_block *nb);
 void ordma_chan_kick(struct ordma_chan *chan);
 void ordma_chan_kick_locked(struct ordma_chan *chan);
 void ordma_chan_queue_work(struct ordma_chan *chan, struct work_struct *work);

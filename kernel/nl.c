@@ -23,8 +23,12 @@
  * uid opened.
  *
  * Events come from process context: the ib_client's add and remove
- * (main.c), a channel end established or closed (cm.c) and
- * the settings' notifier chain (sysfs.c). ordma_nl_event() builds and sends
+ * (main.c), a channel end established or closed (cm.c), the settings'
+ * notifier chain (sysfs.c), and the work item that sends the peer faults
+ * chan.c's atomic notifier chain reports from any context (kept meanwhile
+ * in a ring of ORDMA_NL_FAULTS_MAX under ordma_nl_faults_lock, a spinlock
+ * taken with interrupts off that nests inside no lock but the caller's of
+ * ordma_chan_fault()). ordma_nl_event() builds and sends
  * each under ordma_nl_sem (an rwsem, read), which makes ordma_nl_up, the
  * family being registered, hold while it is sent: events before
  * ordma_nl_init() or after ordma_nl_exit() are dropped.
@@ -958,6 +962,101 @@ static int ordma_nl_fill_pool(struct sk_buff *skb, void *arg)
 	return 0;
 }
 
+/*
+ * PEER_FAULT: what was known of a channel end when its peer's fault was
+ * found, kept until the work item sends it.
+ */
+struct ordma_nl_fault {
+	char dev[IB_DEVICE_NAME_MAX];
+	struct sockaddr_storage peer;
+	u32 chan_id;
+	u32 qpn;
+	int err;
+};
+
+#define ORDMA_NL_FAULTS_MAX	64
+
+static DEFINE_SPINLOCK(ordma_nl_faults_lock);
+/* A ring: ordma_nl_faults_nr of them from ordma_nl_faults_head on. */
+static struct ordma_nl_fault ordma_nl_faults[ORDMA_NL_FAULTS_MAX];
+static unsigned int ordma_nl_faults_head;	/* ordma_nl_faults_lock */
+static unsigned int ordma_nl_faults_nr;		/* ordma_nl_faults_lock */
+
+static int ordma_nl_fill_fault(struct sk_buff *skb, void *arg)
+{
+	const struct ordma_nl_fault *f = arg;
+
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, f->dev) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHAN_ID, f->chan_id) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, f->qpn) ||
+	    ordma_nl_put_addr(skb, (const struct sockaddr *)&f->peer,
+			      ORDMA_NL_A_PEER_IPV4, ORDMA_NL_A_PEER_IPV6,
+			      ORDMA_NL_A_PEER_PORT) ||
+	    nla_put_u32(skb, ORDMA_NL_A_ERRNO, -f->err))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Send the faults the ring holds, oldest first, one at a time. */
+static void ordma_nl_faults_send(struct work_struct *work)
+{
+	struct ordma_nl_fault f;
+	unsigned long flags;
+	bool more;
+
+	do {
+		spin_lock_irqsave(&ordma_nl_faults_lock, flags);
+		more = ordma_nl_faults_nr;
+		if (more) {
+			f = ordma_nl_faults[ordma_nl_faults_head];
+			ordma_nl_faults_head = (ordma_nl_faults_head + 1) %
+					       ORDMA_NL_FAULTS_MAX;
+			ordma_nl_faults_nr--;
+		}
+		spin_unlock_irqrestore(&ordma_nl_faults_lock, flags);
+		if (more)
+			ordma_nl_event(ORDMA_NL_CMD_PEER_FAULT,
+				       ordma_nl_fill_fault, &f);
+	} while (more);
+}
+
+static DECLARE_WORK(ordma_nl_faults_work, ordma_nl_faults_send);
+
+/*
+ * chan.c's fault chain, in any context: keep what PEER_FAULT says of the
+ * channel end (valid for this call only) for the work item, if anybody
+ * listens and the ring has room.
+ */
+static int ordma_nl_fault(struct notifier_block *nb, unsigned long action,
+			  void *data)
+{
+	struct ordma_chan *chan = data;
+	struct ordma_nl_fault *f;
+	unsigned long flags;
+
+	if (!genl_has_listeners(&ordma_nl_family, &init_net,
+				ORDMA_NL_MCGRP_EVENTS))
+		return NOTIFY_DONE;
+	spin_lock_irqsave(&ordma_nl_faults_lock, flags);
+	if (ordma_nl_faults_nr < ORDMA_NL_FAULTS_MAX) {
+		f = &ordma_nl_faults[(ordma_nl_faults_head + ordma_nl_faults_nr) %
+				     ORDMA_NL_FAULTS_MAX];
+		strscpy(f->dev, chan->odev->ibdev->name, sizeof(f->dev));
+		memcpy(&f->peer, ordma_chan_peer(chan), sizeof(f->peer));
+		f->chan_id = chan->obj.id;
+		f->qpn = chan->qpn;
+		f->err = ordma_chan_err(chan);
+		ordma_nl_faults_nr++;
+		queue_work(system_wq, &ordma_nl_faults_work);
+	}
+	spin_unlock_irqrestore(&ordma_nl_faults_lock, flags);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block ordma_nl_fault_nb = {
+	.notifier_call = ordma_nl_fault,
+};
+
 /* The settings' notifier chain (sysfs.c): a value changed. */
 static int ordma_nl_knobs_changed(struct notifier_block *nb,
 				  unsigned long action, void *data)
@@ -993,11 +1092,17 @@ int ordma_nl_init(void)
 	if (ret)
 		goto err_family;
 
+	ret = ordma_fault_notifier_register(&ordma_nl_fault_nb);
+	if (ret)
+		goto err_knobs;
+
 	down_write(&ordma_nl_sem);
 	ordma_nl_up = true;
 	up_write(&ordma_nl_sem);
 	return 0;
 
+err_knobs:
+	ordma_knobs_notifier_unregister(&ordma_nl_knobs_nb);
 err_family:
 	genl_unregister_family(&ordma_nl_family);
 	return ret;
@@ -1012,6 +1117,12 @@ void ordma_nl_exit(void)
 	ordma_nl_up = false;
 	up_write(&ordma_nl_sem);
 
+	ordma_fault_notifier_unregister(&ordma_nl_fault_nb);
+	/* No fault is added now: what the ring holds is dropped. */
+	cancel_work_sync(&ordma_nl_faults_work);
+	spin_lock_irq(&ordma_nl_faults_lock);
+	ordma_nl_faults_nr = 0;
+	spin_unlock_irq(&ordma_nl_faults_lock);
 	ordma_knobs_notifier_unregister(&ordma_nl_knobs_nb);
 	genl_unregister_family(&ordma_nl_family);
 }

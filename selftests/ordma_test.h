@@ -50,15 +50,35 @@ static void __attribute__((constructor)) ordma_require_guest(void)
 #endif
 
 /*
- * ORDMA_TEST_ONLY=TEXT runs only the tests whose name holds TEXT: the
- * others end at once and count as skipped (Debian's 6.1 kselftest harness
- * has no -t). First thing in a FIXTURE_SETUP; the harness takes exit
- * status 255 from a test's process for a skip.
+ * ORDMA_TEST_ONLY=TEXT[,TEXT...] runs only the tests whose name holds one
+ * of the TEXTs: the others end at once and count as skipped (Debian's 6.1
+ * kselftest harness has no -t). First thing in a FIXTURE_SETUP; the
+ * harness takes exit status 255 from a test's process for a skip.
  */
+static inline int ordma_test_picked(const char *name)
+{
+	const char *only = getenv("ORDMA_TEST_ONLY"), *end;
+	char text[128];
+	size_t len;
+
+	if (!only)
+		return 1;
+	for (;; only = end + 1) {
+		end = strchrnul(only, ',');
+		len = end - only;
+		if (len && len < sizeof(text)) {
+			memcpy(text, only, len);
+			text[len] = '\0';
+			if (strstr(name, text))
+				return 1;
+		}
+		if (!*end)
+			return 0;
+	}
+}
+
 #define ORDMA_TEST_FILTER() do {					\
-	const char *only_ = getenv("ORDMA_TEST_ONLY");			\
-									\
-	if (only_ && !strstr(_metadata->name, only_))			\
+	if (!ordma_test_picked(_metadata->name))			\
 		_exit(255);						\
 } while (0)
 

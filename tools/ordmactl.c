@@ -122,6 +122,17 @@ static const struct field chan_fields[] = {
 	{ 0, NULL, FMT_NUM },
 };
 
+/* The attributes of a peer's fault. */
+static const struct field fault_fields[] = {
+	{ ORDMA_NL_A_CHAN_ID, "chan_id", FMT_NUM },
+	{ ORDMA_NL_A_CHAN_QPN, "chan_qpn", FMT_NUM },
+	{ ORDMA_NL_A_PEER_IPV4, "peer_ipv4", FMT_IPV4 },
+	{ ORDMA_NL_A_PEER_IPV6, "peer_ipv6", FMT_IPV6 },
+	{ ORDMA_NL_A_PEER_PORT, "peer_port", FMT_BE16 },
+	{ ORDMA_NL_A_ERRNO, "errno", FMT_NUM },
+	{ 0, NULL, FMT_NUM },
+};
+
 static const struct field port_field = {
 	ORDMA_NL_A_PORT_STATE, "port_state", FMT_PORT,
 };
@@ -259,6 +270,7 @@ static const char *const events[] = {
 	[ORDMA_NL_CMD_POOL_CHANGED] = "pool_changed",
 	[ORDMA_NL_CMD_CHAN_UP] = "chan_up",
 	[ORDMA_NL_CMD_CHAN_DOWN] = "chan_down",
+	[ORDMA_NL_CMD_PEER_FAULT] = "peer_fault",
 };
 
 static bool opt_json, opt_pretty;
@@ -1328,6 +1340,9 @@ static const struct field *event_fields(uint8_t cmd, int *n)
 	case ORDMA_NL_CMD_CHAN_DOWN:
 		*n = ARRAY_LEN(chan_fields) - 1;
 		return chan_fields;
+	case ORDMA_NL_CMD_PEER_FAULT:
+		*n = ARRAY_LEN(fault_fields) - 1;
+		return fault_fields;
 	default:
 		*n = 0;
 		return NULL;
@@ -1376,7 +1391,14 @@ static void event_plain(uint8_t cmd, struct nlattr **tb)
 					      &chan_fields[0]));
 		printf(" peer %s", event_peer(tb, buf, sizeof(buf)));
 	}
-	if (cmd == ORDMA_NL_CMD_CHAN_DOWN) {
+	if (cmd == ORDMA_NL_CMD_PEER_FAULT) {
+		printf(" chan %s", field_plain(buf, sizeof(buf), tb,
+					       &fault_fields[0]));
+		printf(" qpn %s", field_plain(buf, sizeof(buf), tb,
+					      &fault_fields[1]));
+		printf(" peer %s", event_peer(tb, buf, sizeof(buf)));
+	}
+	if (cmd == ORDMA_NL_CMD_CHAN_DOWN || cmd == ORDMA_NL_CMD_PEER_FAULT) {
 		if (tb[ORDMA_NL_A_ERRNO])
 			printf(" errno %u (%s)", nla_get_u32(tb[ORDMA_NL_A_ERRNO]),
 			       strerror(nla_get_u32(tb[ORDMA_NL_A_ERRNO])));

@@ -17,6 +17,7 @@
 
 #include "ordma_test.h"
 #include "ordma_rawcm.h"
+#include "ordma_gnl.h"
 #include "kselftest_harness.h"
 
 /*
@@ -290,6 +291,54 @@ TEST_F(proto, bad_header_version_closes_channel)
 			      .total_len = 100 };
 
 	hostile_expect_eproto(_metadata, self, &h, sizeof(h) + 100);
+}
+
+/*
+ * The fault is an event: a member of the family's events group gets one
+ * PEER_FAULT naming the device, the channel end, its QP, the peer's
+ * address and EPROTO, and no second one.
+ */
+TEST_F(proto, fault_is_an_event)
+{
+	struct wire_hdr h = { .version = 9, .opcode = 1, .payload_len = 100,
+			      .total_len = 100 };
+	uint32_t v, addr, qpn, id;
+	char rbuf[4096] = { 0 };
+	struct req r;
+	struct gnl g;
+
+	ASSERT_EQ(0, gnl_open(&g));
+	ASSERT_EQ(0, gnl_join_events(&g));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	memset(self->buf, 0x77, sizeof(self->buf));
+	memcpy(self->buf, &h, sizeof(h));
+	ASSERT_EQ(0, hostile_send(self, sizeof(h) + 100));
+	EXPECT_EQ(-EPROTO, wait_res(self->fd));
+
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 10000));
+	EXPECT_STREQ("rxe0", reply_str(&g, ORDMA_NL_A_DEV_NAME));
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
+	EXPECT_EQ((uint32_t)EPROTO, v);
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_PEER_IPV4, &addr));
+	EXPECT_EQ(htonl(0xc0000201), addr);	/* 192.0.2.1 */
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_QPN, &qpn));
+	EXPECT_NE(self->id->qp->qp_num, qpn);
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_ID, &id));
+	/* Once per channel end. */
+	EXPECT_EQ(-ETIMEDOUT, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 500));
+	/* The id names this process's channel end, with that QP, dead. */
+	req_init(&r, g.family, ORDMA_NL_CMD_CHAN_GET, 0);
+	req_put_u32(&r, ORDMA_NL_A_CHAN_ID, id);
+	ASSERT_EQ(0, gnl_xfer(&g, &r));
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_PID, &v));
+	EXPECT_EQ((uint32_t)getpid(), v);
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_QPN, &v));
+	EXPECT_EQ(qpn, v);
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
+	EXPECT_EQ((uint32_t)EPROTO, v);
+	close(g.fd);
 }
 
 TEST_F(proto, lying_payload_length_closes_channel)
@@ -1706,13 +1755,17 @@ TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 	unsigned long long faults0, faults1, old;
 	struct timespec t0, t1;
 	long long res;
+	struct gnl g;
 	double secs;
+	uint32_t v;
 
 	ASSERT_EQ(0, sysfs_get("progress_timeout_ms", &old));
 	ASSERT_EQ(30000ULL, old);
 	ASSERT_EQ(-1, sysfs_put("progress_timeout_ms", 99));
 	ASSERT_EQ(0, sysfs_put("progress_timeout_ms", 1000));
 	ASSERT_EQ(0, sysfs_get("peer_faults", &faults0));
+	ASSERT_EQ(0, gnl_open(&g));
+	ASSERT_EQ(0, gnl_join_events(&g));
 	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
 		  hostile_connect(self, WIRE_VERSION));
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
@@ -1728,6 +1781,11 @@ TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 	EXPECT_LE(0.9, secs);
 	ASSERT_EQ(0, sysfs_get("peer_faults", &faults1));
 	EXPECT_EQ(1ULL, faults1 - faults0);
+	/* It was told at once, as ETIMEDOUT. */
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 10000));
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
+	EXPECT_EQ((uint32_t)ETIMEDOUT, v);
+	close(g.fd);
 }
 
 /* A second raw peer, with a QP of its own in a PD of its own. */

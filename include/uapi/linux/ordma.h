@@ -694,7 +694,8 @@ struct ordma_ring_enter {
  * The multicast group ORDMA_GENL_MCGRP_EVENTS carries
  * ORDMA_NL_CMD_DEV_ADD and ORDMA_NL_CMD_DEV_DEL (a device got or lost its
  * ordma context), ORDMA_NL_CMD_POOL_CHANGED, ORDMA_NL_CMD_CHAN_UP and
- * ORDMA_NL_CMD_CHAN_DOWN (see below). Joining it needs CAP_NET_ADMIN
+ * ORDMA_NL_CMD_CHAN_DOWN, ORDMA_NL_CMD_PEER_FAULT (see below). Joining it
+ * needs CAP_NET_ADMIN
  * (without, NETLINK_ADD_MEMBERSHIP fails with EPERM): its events name the
  * QP numbers and peer addresses of every user's channels.
  * The family lives in the initial network namespace only.
@@ -719,6 +720,19 @@ struct ordma_ring_enter {
  * (its peer broke a rule), ETIMEDOUT (no progress for
  * progress_timeout_ms, or a connect() that timed out as it came up) or
  * EINTR (a connect() interrupted as it came up).
+ *
+ * ORDMA_NL_CMD_PEER_FAULT is sent once for a channel end whose peer broke
+ * a rule, when that is found (the channel end is failed then, and its
+ * device's peer_faults counter counts it; its CHAN_DOWN follows when its
+ * owner closes it). It carries ORDMA_NL_A_DEV_NAME, ORDMA_NL_A_CHAN_ID
+ * (for ORDMA_NL_CMD_CHAN_GET while the owner still has it),
+ * ORDMA_NL_A_CHAN_QPN, the peer's address and ORDMA_NL_A_ERRNO: EPROTO (a
+ * malformed or out-of-place message), ENOBUFS (it made us hold more than
+ * the bound), EACCES (it guessed window tokens) or ETIMEDOUT (it stopped
+ * making progress for progress_timeout_ms). A fault is found where the
+ * bottom half runs, and the event is sent from a work item after it: at
+ * most 64 wait to be sent at once; past that a fault is counted but
+ * sends no event.
  */
 
 #define ORDMA_GENL_NAME		"ordma"
@@ -742,6 +756,8 @@ struct ordma_ring_enter {
  * @ORDMA_NL_CMD_CHAN_GET: get one channel end (ORDMA_NL_A_CHAN_ID) or dump
  * @ORDMA_NL_CMD_LISTENER_GET: dump the listeners
  * @ORDMA_NL_CMD_WINDOW_GET: dump the exposed windows
+ * @ORDMA_NL_CMD_PEER_FAULT: notification: a channel end's peer broke a
+ *	rule and the channel end failed
  * @__ORDMA_NL_CMD_MAX: one after the last
  * @ORDMA_NL_CMD_MAX: the last
  */
@@ -759,6 +775,7 @@ enum ordma_nl_cmd {
 	ORDMA_NL_CMD_CHAN_GET,
 	ORDMA_NL_CMD_LISTENER_GET,
 	ORDMA_NL_CMD_WINDOW_GET,
+	ORDMA_NL_CMD_PEER_FAULT,
 
 	__ORDMA_NL_CMD_MAX,
 	ORDMA_NL_CMD_MAX = __ORDMA_NL_CMD_MAX - 1
