@@ -12,6 +12,13 @@
  * main thread) and the receiver (one server thread), each with its own
  * connection end, so both sides' registration, copies and waits are timed.
  * The threads meet at barriers outside the timed region only.
+ *
+ * Two hosts (--serve on one, --peer on the other): the receiver's side runs
+ * in the --serve process, the sender's and everything that measures in the
+ * --peer one. link.c carries what the barriers and the shared job carry in
+ * one process over a TCP connection between the two, and puts both hosts'
+ * clocks on one time line so that a sample is still the latest end minus
+ * the earliest start.
  */
 #ifndef ORDMA_BENCH_H
 #define ORDMA_BENCH_H
@@ -115,6 +122,14 @@ struct bench_rcache {
 struct bench_verbs;
 struct bench_ordma;
 
+/*
+ * Where the two ends run. ROLE_LOOP: both here, one thread each (the
+ * default). ROLE_PEER: the sender (side 0) here, the receiver on the host
+ * this one connects to; this end measures and prints. ROLE_SERVE: the
+ * receiver (side 1) here, for one --peer run.
+ */
+enum bench_role { ROLE_LOOP, ROLE_PEER, ROLE_SERVE };
+
 /* Most repetitions of the throughput workload (--tput-reps). */
 #define BENCH_TPUT_REPS	9
 
@@ -136,6 +151,20 @@ struct bench {
 	int tput_chans, tput_depth, tput_reps;
 	size_t tput_len;
 	const char *json, *csv, *plot;
+	enum bench_role role;
+
+	/* two hosts (link.c) */
+	int link_fd;		/* the control connection */
+	double clock_off;	/* peer: the server's clock minus ours, us */
+	double rtt_min;		/* peer: round trip of the last clock sync, us */
+	double *rtts;		/* peer: each transfer's sync round trip */
+	long nrtt, late_starts;	/* peer: transfers whose server started late */
+	double late_max;	/* peer: by how much at most, us */
+	double start_late;	/* server: how late the last start reached it, us */
+	int srv_ctr[BENCH_NCTR];	/* peer: the server's counter i is our ... */
+	int srv_nctr;			/* ... srv_ctr[i], or -1 */
+	char srv_ibdev[64];
+	unsigned long long served, served_bytes;	/* server: transfers, bytes ok */
 
 	/* strategies */
 	struct bench_run runs[BENCH_MAX_RUNS];
@@ -192,6 +221,60 @@ unsigned char *bench_fresh(size_t len);
 void bench_free(unsigned char *p, size_t len);
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* link.c: two hosts */
+/* Is side @side (0 sender, 1 receiver) in this process? */
+static inline int bench_here(const struct bench *b, int side)
+{
+	return b->role == ROLE_LOOP || (b->role == ROLE_PEER) == !side;
+}
+
+enum bench_msg_type {
+	MSG_HELLO = 1,	/* peer: the run's options (struct bench_hello) */
+	MSG_INFO,	/* server: device, mode knob, counter names */
+	MSG_READY,	/* server: listening (or posted), connect now */
+	MSG_TOKEN,	/* server: the standing window's token */
+	MSG_KEYS,	/* both: pre-registered buffers' addresses and rkeys */
+	MSG_JOB,	/* peer: the next latency transfer (struct bench_wire_job) */
+	MSG_PREPARED,	/* server: prepared, waiting for the start */
+	MSG_PING,	/* peer: clock sync; the reply carries the server's time */
+	MSG_PONG,
+	MSG_START,	/* peer: start at this time of the server's clock */
+	MSG_RESULT,	/* server: its side of the transfer (bench_wire_result) */
+	MSG_LAT_END,	/* peer: latency done, tear the connections down */
+	MSG_TPUT,	/* peer: a throughput run (int kind) */
+	MSG_TPUT_DONE,	/* server: struct bench_tput_done */
+	MSG_FAIR,	/* peer: fairness: open the two channels */
+	MSG_PHASE,	/* peer: one phase (struct bench_phase) */
+	MSG_PHASE_DONE,	/* server: struct bench_phase_done */
+	MSG_FAIR_END,
+	MSG_END,	/* peer: the run is over */
+	MSG_STATS,	/* server: struct bench_wire_stats */
+};
+
+struct bench_tput_done {
+	int ret;
+	unsigned long long bytes_ok, bytes_bad;
+};
+
+struct bench_phase {
+	int heavy, pings;
+	long long quota;	/* chan_quota_chunks meanwhile */
+};
+
+struct bench_phase_done {
+	int ret, bad;
+	long msgs;
+};
+
+int bench_link_open(struct bench *b);
+void bench_link_put(struct bench *b, int type, const void *p, size_t len);
+void bench_link_get(struct bench *b, int type, void *p, size_t len);
+int bench_link_next(struct bench *b, void *p, size_t max, size_t *len);
+void bench_link_hello(struct bench *b);
+void bench_link_info(struct bench *b);
+void bench_link_start(struct bench *b, int side);
+void bench_link_close(struct bench *b);
 
 /* stats.c */
 void bench_summarise(const double *t, int n, struct bench_summary *s);

@@ -13,6 +13,11 @@
  * whole run, --workload churn and churn-mmap free and allocate them again
  * before every transfer (enum bench_workload). Then throughput and fairness
  * over ordma, then the tables.
+ *
+ * Two hosts: --serve runs the receiving side of all of that for one --peer
+ * run (serve() below, driven by the peer's messages), --peer the sending
+ * side and everything else; the order, the checks and the tables are the
+ * loopback run's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -272,6 +277,19 @@ static void app_free(struct bench *b)
 	}
 }
 
+/*
+ * A barrier of the two sides. Between two hosts only the start is one: the
+ * end and done barriers keep one side's untimed work off the other's CPU in
+ * one guest, and the peer's wait for the server's result orders the rest.
+ */
+static void meet(struct bench *b, int side, pthread_barrier_t *bar)
+{
+	if (b->role == ROLE_LOOP)
+		pthread_barrier_wait(bar);
+	else if (bar == &b->start)
+		bench_link_start(b, side);
+}
+
 static void side_run(struct bench *b, int side)
 {
 	struct bench_job *j = &b->job;
@@ -283,7 +301,7 @@ static void side_run(struct bench *b, int side)
 		bench_ordma_prepare(b, side);
 	else
 		bench_verbs_prepare(b, side);
-	pthread_barrier_wait(&b->start);
+	meet(b, side, &b->start);
 	j->t0[side] = bench_now_us();
 	j->err[side] = ordma ? bench_ordma_xfer(b, side, buf) :
 			       bench_verbs_xfer(b, side, buf);
@@ -294,7 +312,7 @@ static void side_run(struct bench *b, int side)
 		bench_die("%s %s of %zu bytes failed on the %s side",
 			  j->run->name, bench_op_names[j->op], j->len,
 			  side ? "receiving" : "sending");
-	pthread_barrier_wait(&b->end);
+	meet(b, side, &b->end);
 	if (ordma)
 		bench_ordma_after(b, side, buf);
 	else
@@ -309,7 +327,7 @@ static void side_run(struct bench *b, int side)
 		j->wrong = bench_wrong(dst, j->len, j->seed);
 	}
 	app_put(b, side);
-	pthread_barrier_wait(&b->done);
+	meet(b, side, &b->done);
 }
 
 static void *server_main(void *arg)
@@ -326,6 +344,47 @@ static void *server_main(void *arg)
 }
 
 static unsigned int seed_next;
+
+/* A latency transfer, peer to server. */
+struct bench_wire_job {
+	int run, op;
+	char name[24];
+	uint64_t len, thresh;
+	unsigned int seed;
+};
+
+/* The server's side of it: times on its clock, counter deltas. */
+struct bench_wire_result {
+	double t0, t1, late;
+	uint64_t wrong;
+	long quiesce_late;
+	long long ctr[BENCH_NCTR];
+};
+
+/* What the server counted over the run. */
+struct bench_wire_stats {
+	struct bench_rcache rcache;
+	unsigned long reallocs, same;
+};
+
+/* Peer: the server's side of the transfer, its times on our clock. */
+static void peer_result(struct bench *b, struct bench_cell *c)
+{
+	struct bench_job *j = &b->job;
+	struct bench_wire_result r;
+
+	bench_link_get(b, MSG_RESULT, &r, sizeof(r));
+	j->t0[1] = r.t0 - b->clock_off;
+	j->t1[1] = r.t1 - b->clock_off;
+	j->wrong = r.wrong;
+	b->late_starts += r.late > 0;
+	if (r.late > b->late_max)
+		b->late_max = r.late;
+	b->quiesce_late += r.quiesce_late;
+	for (int i = 0; c && i < b->srv_nctr; i++)
+		if (b->srv_ctr[i] >= 0)
+			c->ctr[b->srv_ctr[i]] += r.ctr[i];
+}
 
 /* One transfer of @run; returns the time in us, both sides included. */
 static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
@@ -355,8 +414,20 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 			bench_op_names[op], len);
 	trace_mark(b, "ordma-bench start %s %s %zu\n", run->name,
 		   bench_op_names[op], len);
-	pthread_barrier_wait(&b->go);
+	if (b->role == ROLE_PEER) {
+		struct bench_wire_job w = {
+			.run = run - b->runs, .op = op, .len = len,
+			.thresh = j->thresh, .seed = j->seed,
+		};
+
+		memcpy(w.name, run->name, sizeof(w.name));
+		bench_link_put(b, MSG_JOB, &w, sizeof(w));
+	} else {
+		pthread_barrier_wait(&b->go);
+	}
 	side_run(b, 0);
+	if (b->role == ROLE_PEER)
+		peer_result(b, ordma ? c : NULL);
 	t = (j->t1[0] > j->t1[1] ? j->t1[0] : j->t1[1]) -
 	    (j->t0[0] < j->t0[1] ? j->t0[0] : j->t0[1]);
 	trace_mark(b, "ordma-bench end %.1f\n", t);
@@ -377,6 +448,116 @@ static double one_xfer(struct bench *b, struct bench_run *run, enum bench_op op,
 		c->xfers_wrong++;
 	}
 	return t;
+}
+
+/* ---- the receiving host ---------------------------------------------------- */
+
+/* Server: the receiving side of the peer's transfer @w, and its result. */
+static int serve_job(struct bench *b, const struct bench_wire_job *w)
+{
+	struct bench_job *j = &b->job;
+	struct bench_wire_result r;
+	long long before[BENCH_NCTR], after[BENCH_NCTR];
+	struct bench_held held = { .free = -1 };
+	long late = b->quiesce_late;
+	struct bench_run *run;
+	int ordma;
+
+	if (w->run < 0 || w->run >= b->nruns || w->op < 0 ||
+	    w->op >= BENCH_NOPS || !w->len || w->len > b->max_len ||
+	    strncmp(b->runs[w->run].name, w->name, sizeof(w->name)))
+		bench_die("the peer asked for %.24s, which this end does not run",
+			  w->name);
+	run = &b->runs[w->run];
+	ordma = run->kind == K_ORDMA;
+	memset(j, 0, sizeof(*j));
+	memset(&r, 0, sizeof(r));
+	j->op = w->op;
+	j->run = run;
+	j->len = w->len;
+	j->seed = w->seed;
+	j->thresh = w->thresh;
+	if (ordma) {
+		if (b->have_mode && bench_ordma_set_mode(b, run->arg))
+			bench_die("cannot set mode %s", bench_mode_names[run->arg]);
+		bench_ordma_counters(b, before);
+		bench_ordma_held(b, &held);
+	}
+	side_run(b, 1);
+	if (ordma) {
+		bench_ordma_quiesce(b, &held);
+		bench_ordma_counters(b, after);
+		for (int i = 0; i < b->nctr; i++)
+			r.ctr[i] = after[i] - before[i];
+	}
+	r.t0 = j->t0[1];
+	r.t1 = j->t1[1];
+	r.late = b->start_late;
+	r.wrong = j->wrong;
+	r.quiesce_late = b->quiesce_late - late;
+	bench_link_put(b, MSG_RESULT, &r, sizeof(r));
+	b->served++;
+	if (!j->wrong)
+		b->served_bytes += j->len;
+	return j->wrong && !bench_stale_expected(b, run);
+}
+
+/*
+ * Server: whatever the peer asks for, in its order, until it says the run
+ * is over. Return: the number of transfers that arrived wrong (rcache's
+ * under churn not counted).
+ */
+static long serve(struct bench *b)
+{
+	union {
+		struct bench_wire_job job;
+		int kind;
+	} m;
+	struct bench_wire_stats st;
+	struct bench_tput t;
+	long bad = 0;
+	size_t n;
+
+	for (;;) {
+		int type = bench_link_next(b, &m, sizeof(m), &n);
+
+		switch (type) {
+		case MSG_JOB:
+			if (n != sizeof(m.job))
+				bench_die("the peer sent a transfer of %zu bytes", n);
+			bad += serve_job(b, &m.job);
+			break;
+		case MSG_LAT_END:
+			bench_verbs_teardown(b);
+			app_free(b);
+			break;
+		case MSG_TPUT:
+			if (n != sizeof(m.kind))
+				bench_die("the peer sent a throughput run of %zu bytes", n);
+			if (b->have_mode && bench_ordma_set_mode(b, 0))
+				bench_die("cannot set mode auto");
+			memset(&t, 0, sizeof(t));
+			if ((m.kind == K_ORDMA ? bench_ordma_tput(b, &t) :
+			     bench_verbs_tput(b, m.kind, &t)))
+				bench_die("throughput run failed");
+			break;
+		case MSG_FAIR:
+			if (b->have_mode && bench_ordma_set_mode(b, 0))
+				bench_die("cannot set mode auto");
+			if (bench_ordma_fair(b))
+				bench_die("fairness run failed");
+			break;
+		case MSG_END:
+			memset(&st, 0, sizeof(st));
+			st.rcache = b->rcache[1];
+			st.reallocs = b->app[1].reallocs;
+			st.same = b->app[1].same;
+			bench_link_put(b, MSG_STATS, &st, sizeof(st));
+			return bad;
+		default:
+			bench_die("out of step with the peer: message %d", type);
+		}
+	}
 }
 
 /* ---- set-up ---------------------------------------------------------------- */
@@ -530,7 +711,11 @@ static void usage(int status)
 "                   [--addr IPV4] [--port PORT] [--chans N] [--depth M]\n"
 "                   [--tput-size S] [--tput-reps N] [--no-tput] [--no-fair]\n"
 "                   [--workload fresh|reuse|churn|churn-mmap] [SIZE...]\n"
-"Sizes take K, M, G suffixes (KiB, MiB, GiB). See ordma-bench(1).\n");
+"                   [--peer IPV4]\n"
+"       ordma-bench --serve [--addr IPV4] [--port PORT] [--dev IBDEV]\n"
+"Sizes take K, M, G suffixes (KiB, MiB, GiB). Two hosts: --serve on one (the\n"
+"receiving ends, listening on --addr), --peer SERVER-ADDR with the run's\n"
+"options on the other (the sending ends; it measures). See ordma-bench(1).\n");
 	exit(status);
 }
 
@@ -554,10 +739,13 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		{ "no-tput", no_argument, NULL, 't' },
 		{ "no-fair", no_argument, NULL, 'f' },
 		{ "workload", required_argument, NULL, 'w' },
+		{ "serve", no_argument, NULL, 'S' },
+		{ "peer", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, iters = 0, iters_small = 0;
+	const char *peer = NULL;
 
 	b->addr = "192.0.2.1";
 	b->port = 18790;
@@ -620,6 +808,17 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		case 'w':
 			b->workload = parse_workload(optarg);
 			break;
+		case 'S':
+			if (b->role == ROLE_PEER)
+				bench_die("--serve or --peer, not both");
+			b->role = ROLE_SERVE;
+			break;
+		case 'A':
+			if (b->role == ROLE_SERVE)
+				bench_die("--serve or --peer, not both");
+			b->role = ROLE_PEER;
+			peer = optarg;
+			break;
 		case 'h':
 			usage(0);
 			break;
@@ -629,6 +828,9 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 	}
 	for (; optind < argc; optind++)
 		add_size(b, parse_size(argv[optind]));
+	/* the peer meets the server at the server's address */
+	if (peer)
+		b->addr = peer;
 	if (!b->nsizes) {
 		size_t hi = b->quick ? 4UL << 20 : 64UL << 20;
 
@@ -740,20 +942,53 @@ int main(int argc, char **argv)
 	b->trace = !!getenv("ORDMA_BENCH_TRACE");
 	b->trace_fd = b->trace ? open("/sys/kernel/tracing/trace_marker",
 				      O_WRONLY | O_CLOEXEC) : -1;
+	b->link_fd = -1;
 	parse_opts(b, argc, argv);
 	pick_dev(b);
+	if (b->role != ROLE_LOOP) {
+		if (bench_link_open(b))
+			bench_die(b->role == ROLE_SERVE ?
+				  "no --peer came to %s: %s" :
+				  "cannot reach ordma-bench --serve at %s: %s",
+				  b->addr, strerror(errno));
+		bench_link_hello(b);
+	}
 	if (bench_ordma_setup(b))
 		bench_die("cannot open an ordma channel on %s (is ordma loaded?)",
 			  b->addr);
+	if (b->role != ROLE_LOOP)
+		bench_link_info(b);
 	make_runs(b);
 	if (bench_verbs_setup(b))
 		bench_die("cannot connect the verbs baselines");
-	pthread_barrier_init(&b->go, NULL, 2);
-	pthread_barrier_init(&b->start, NULL, 2);
-	pthread_barrier_init(&b->end, NULL, 2);
-	pthread_barrier_init(&b->done, NULL, 2);
-	if (pthread_create(&server, NULL, server_main, b))
-		bench_die("pthread_create");
+	if (b->role == ROLE_SERVE) {
+		long wrong;
+
+		bench_progress("serving the peer's run on %s", b->ibdev);
+		wrong = serve(b);
+		bench_ordma_teardown(b);
+		bench_link_close(b);
+		bench_progress("done in %.0f s\n", (bench_now_us() - t_start) / 1e6);
+		printf("# ordma-bench --serve on %s: received %llu transfers, %llu bytes as sent; %ld transfers with wrong bytes\n",
+		       b->ibdev, b->served, b->served_bytes, wrong);
+		return wrong ? 1 : 0;
+	}
+	if (b->role == ROLE_PEER) {
+		long n = 3;	/* the calibration's */
+
+		for (int s = 0; s < b->nsizes; s++)
+			n += (long)bench_iters(b, s) * b->nruns * BENCH_NOPS;
+		b->rtts = calloc(n, sizeof(*b->rtts));
+		if (!b->rtts)
+			bench_die("out of memory");
+	} else {
+		pthread_barrier_init(&b->go, NULL, 2);
+		pthread_barrier_init(&b->start, NULL, 2);
+		pthread_barrier_init(&b->end, NULL, 2);
+		pthread_barrier_init(&b->done, NULL, 2);
+		if (pthread_create(&server, NULL, server_main, b))
+			bench_die("pthread_create");
+	}
 
 	for (int k = 0; k < b->nruns; k++)
 		order[k] = k;
@@ -774,9 +1009,13 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	b->job.quit = 1;
-	pthread_barrier_wait(&b->go);
-	pthread_join(server, NULL);
+	if (b->role == ROLE_PEER) {
+		bench_link_put(b, MSG_LAT_END, NULL, 0);
+	} else {
+		b->job.quit = 1;
+		pthread_barrier_wait(&b->go);
+		pthread_join(server, NULL);
+	}
 	bench_verbs_teardown(b);
 	app_free(b);
 
@@ -816,6 +1055,12 @@ int main(int argc, char **argv)
 					       b->tput_reps);
 				snprintf(t->name, sizeof(t->name), "%s",
 					 tp[i].name);
+				if (b->role == ROLE_PEER) {
+					int kind = tp[i].kind;
+
+					bench_link_put(b, MSG_TPUT, &kind,
+						       sizeof(kind));
+				}
 				if (tp[i].kind == K_ORDMA)
 					ret = bench_ordma_tput(b, t);
 				else
@@ -844,6 +1089,16 @@ int main(int argc, char **argv)
 			b->nfair = 0;
 		else if (ret)
 			bench_die("fairness run failed (%d)", ret);
+	}
+	if (b->role == ROLE_PEER) {
+		struct bench_wire_stats st;
+
+		bench_link_put(b, MSG_END, NULL, 0);
+		bench_link_get(b, MSG_STATS, &st, sizeof(st));
+		b->rcache[1] = st.rcache;
+		b->app[1].reallocs = st.reallocs;
+		b->app[1].same = st.same;
+		bench_link_close(b);
 	}
 	bench_ordma_teardown(b);
 	bench_progress("done in %.0f s\n", (bench_now_us() - t_start) / 1e6);

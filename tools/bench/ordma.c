@@ -13,6 +13,10 @@
  * window instead: the receiver exposed a buffer of the largest size once at
  * set-up (never registered by anyone) and the writer knows its token since;
  * the receiver only waits for the notification.
+ *
+ * Two hosts: each process opens only its own ends' handles; the server
+ * listens and accepts, the peer connects once the server said it listens
+ * (MSG_READY), and each host's mode and quota knobs are written on both.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -204,9 +208,10 @@ static void bench_sockaddr(const struct bench *b, unsigned short port,
 
 /*
  * n channels from handle @c to handle @s on @port: listen, accept in a
- * thread, connect here.
+ * thread, connect here. Two hosts: the server listens and accepts on @s,
+ * the peer connects @c.
  */
-static int chans_open(const struct bench *b, unsigned short port,
+static int chans_open(struct bench *b, unsigned short port,
 		      struct ordma *c, uint32_t *cch, struct ordma *s,
 		      uint32_t *sch, int n)
 {
@@ -216,9 +221,22 @@ static int chans_open(const struct bench *b, unsigned short port,
 	int ret = 0;
 
 	bench_sockaddr(b, port, &sa);
+	if (b->role == ROLE_PEER) {
+		bench_link_get(b, MSG_READY, NULL, 0);
+		for (int i = 0; i < n && !ret; i++)
+			ret = ordma_connect(c, (struct sockaddr *)&sa,
+					    sizeof(sa), 0, &cch[i]);
+		return ret;
+	}
 	ret = ordma_listen(s, (struct sockaddr *)&sa, sizeof(sa), n, &a.listener);
 	if (ret)
 		return ret;
+	if (b->role == ROLE_SERVE) {
+		bench_link_put(b, MSG_READY, NULL, 0);
+		accept_main(&a);
+		ordma_chan_close(s, a.listener);
+		return a.ret;
+	}
 	if (pthread_create(&th, NULL, accept_main, &a))
 		return -EAGAIN;
 	for (int i = 0; i < n && !ret; i++)
@@ -235,16 +253,22 @@ int bench_ordma_setup(struct bench *b)
 	FILE *f;
 	int ret;
 
+	struct bench_ordma none = { 0 }, *os[2];
+
 	for (int i = 0; i < 2; i++) {
+		os[i] = &none;
+		if (!bench_here(b, i))
+			continue;
 		b->os[i] = calloc(1, sizeof(*b->os[i]));
 		if (!b->os[i])
 			return -ENOMEM;
 		ret = ordma_open(&b->os[i]->o, 0);
 		if (ret)
 			return ret;
+		os[i] = b->os[i];
 	}
-	ret = chans_open(b, b->port + 1, b->os[0]->o, &b->os[0]->chan,
-			 b->os[1]->o, &b->os[1]->chan, 1);
+	ret = chans_open(b, b->port + 1, os[0]->o, &os[0]->chan,
+			 os[1]->o, &os[1]->chan, 1);
 	if (ret)
 		return ret;
 	b->have_mode = 0;
@@ -258,12 +282,21 @@ int bench_ordma_setup(struct bench *b)
 	find_counters(b);
 
 	/* PUT's standing window: exposed once, the writer told at set-up */
+	if (b->role == ROLE_PEER) {
+		bench_link_get(b, MSG_TOKEN, &b->os[0]->standing_token,
+			       sizeof(b->os[0]->standing_token));
+		return 0;
+	}
 	b->os[1]->standing = bench_fresh(b->max_len);
 	ret = ordma_expose(b->os[1]->o, b->os[1]->standing, b->max_len,
 			   ORDMA_ACCESS_REMOTE_WRITE, &b->os[1]->standing_token);
 	if (ret)
 		return ret;
-	b->os[0]->standing_token = b->os[1]->standing_token;
+	if (b->role == ROLE_SERVE)
+		bench_link_put(b, MSG_TOKEN, &b->os[1]->standing_token,
+			       sizeof(b->os[1]->standing_token));
+	else
+		b->os[0]->standing_token = b->os[1]->standing_token;
 	return 0;
 }
 
@@ -454,7 +487,9 @@ static unsigned char **tput_bufs(int n, size_t len, int fill)
 /*
  * Messages of tput_len from fresh, never registered buffers (one per slot,
  * reused by the slot: receive slot i of a channel always gets what send
- * slot i sent, so each is checked once at the end).
+ * slot i sent, so each is checked once at the end). Two hosts: the server
+ * receives and reports what it checked; the peer's time runs until that
+ * report is in.
  */
 int bench_ordma_tput(struct bench *b, struct bench_tput *r)
 {
@@ -463,9 +498,10 @@ int bench_ordma_tput(struct bench *b, struct bench_tput *r)
 	struct tput snd = { .b = b, .nch = nch, .depth = depth, .len = b->tput_len };
 	struct tput rcv;
 	size_t total = b->quick ? 32UL << 20 : 128UL << 20;
+	struct bench_tput_done done = { .ret = -EIO };
 	pthread_t th;
-	double t0, t1;
-	int ret;
+	double t0 = 0, t1 = 0;
+	int ret = 0;
 
 	if (!cch || !sch)
 		return -ENOMEM;
@@ -473,8 +509,9 @@ int bench_ordma_tput(struct bench *b, struct bench_tput *r)
 	if (snd.per_chan < depth)
 		snd.per_chan = depth;
 	rcv = snd;
-	ret = ordma_open(&snd.o, 0);
-	if (!ret)
+	if (bench_here(b, 0))
+		ret = ordma_open(&snd.o, 0);
+	if (!ret && bench_here(b, 1))
 		ret = ordma_open(&rcv.o, 0);
 	if (!ret)
 		ret = chans_open(b, b->port + 2, snd.o, cch, rcv.o, sch, nch);
@@ -482,29 +519,56 @@ int bench_ordma_tput(struct bench *b, struct bench_tput *r)
 		goto out;
 	snd.chans = cch;
 	rcv.chans = sch;
-	snd.bufs = tput_bufs(n, snd.len, 1);
-	rcv.bufs = tput_bufs(n, rcv.len, 0);
-	if (pthread_create(&th, NULL, tput_recv_main, &rcv)) {
-		ret = -EAGAIN;
-		goto out;
+	if (bench_here(b, 0))
+		snd.bufs = tput_bufs(n, snd.len, 1);
+	if (bench_here(b, 1))
+		rcv.bufs = tput_bufs(n, rcv.len, 0);
+	if (b->role == ROLE_SERVE) {
+		bench_link_put(b, MSG_READY, NULL, 0);
+		ret = tput_loop(&rcv, 1);
+	} else if (b->role == ROLE_PEER) {
+		bench_link_get(b, MSG_READY, NULL, 0);
+		t0 = bench_now_us();
+		ret = tput_loop(&snd, 0);
+		bench_link_get(b, MSG_TPUT_DONE, &done, sizeof(done));
+		t1 = bench_now_us();
+		if (!ret)
+			ret = done.ret;
+		r->bytes_ok = done.bytes_ok;
+		r->bytes_bad = done.bytes_bad;
+	} else {
+		if (pthread_create(&th, NULL, tput_recv_main, &rcv)) {
+			ret = -EAGAIN;
+			goto out;
+		}
+		t0 = bench_now_us();
+		ret = tput_loop(&snd, 0);
+		pthread_join(th, NULL);
+		t1 = bench_now_us();
+		if (!ret)
+			ret = rcv.ret;
 	}
-	t0 = bench_now_us();
-	ret = tput_loop(&snd, 0);
-	pthread_join(th, NULL);
-	t1 = bench_now_us();
-	if (!ret)
-		ret = rcv.ret;
-	r->mbps = (double)snd.per_chan * nch * snd.len / (t1 - t0);
+	if (b->role != ROLE_SERVE)
+		r->mbps = (double)snd.per_chan * nch * snd.len / (t1 - t0);
 	for (int i = 0; i < n; i++) {
-		if (!ret && !bench_check(rcv.bufs[i], rcv.len, 1000 + i))
-			r->bytes_ok += rcv.len;
-		else
-			r->bytes_bad += rcv.len;
-		bench_free(snd.bufs[i], snd.len);
-		bench_free(rcv.bufs[i], rcv.len);
+		if (rcv.bufs) {
+			if (!ret && !bench_check(rcv.bufs[i], rcv.len, 1000 + i))
+				r->bytes_ok += rcv.len;
+			else
+				r->bytes_bad += rcv.len;
+			bench_free(rcv.bufs[i], rcv.len);
+		}
+		if (snd.bufs)
+			bench_free(snd.bufs[i], snd.len);
 	}
 	free(snd.bufs);
 	free(rcv.bufs);
+	if (b->role == ROLE_SERVE) {
+		done.ret = ret;
+		done.bytes_ok = r->bytes_ok;
+		done.bytes_bad = r->bytes_bad;
+		bench_link_put(b, MSG_TPUT_DONE, &done, sizeof(done));
+	}
 out:
 	if (snd.o)
 		ordma_close(snd.o);
@@ -583,28 +647,42 @@ static void *heavy_recv_main(void *arg)
 	return NULL;
 }
 
-/* One phase: pings round trips of the light flow, heavy flow on or off. */
+/*
+ * One phase: pings round trips of the light flow, heavy flow on or off.
+ * Two hosts: the peer asks the server (MSG_PHASE) to echo and, with the
+ * heavy flow, to receive it, with chan_quota_chunks at @quota (-1: as it
+ * is), and learns from MSG_PHASE_DONE what its ends saw.
+ */
 static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 		      struct flow *hs, struct flow *hr, int heavy,
-		      struct bench_fair *out)
+		      long long quota, struct bench_fair *out)
 {
 	struct bench_summary *s = &out->s;
 	double t_start = bench_now_us();
 	unsigned char *p = bench_fresh(FAIR_LIGHT);
 	double *t = calloc(lc->pings, sizeof(*t));
+	int local = b->role == ROLE_LOOP;
 	pthread_t le, hst, hrt;
 	int ret = 0;
 
 	if (!t)
 		return -ENOMEM;
 	ls->pings = lc->pings;
-	if (pthread_create(&le, NULL, light_echo_main, ls))
+	if (!local) {
+		struct bench_phase ph = {
+			.heavy = heavy, .pings = lc->pings, .quota = quota,
+		};
+
+		bench_link_put(b, MSG_PHASE, &ph, sizeof(ph));
+		bench_link_get(b, MSG_READY, NULL, 0);
+	} else if (pthread_create(&le, NULL, light_echo_main, ls)) {
 		return -EAGAIN;
+	}
 	if (heavy) {
 		hs->stop = 0;
 		hs->msgs = 0;
 		hr->msgs = 0;
-		if (pthread_create(&hrt, NULL, heavy_recv_main, hr) ||
+		if ((local && pthread_create(&hrt, NULL, heavy_recv_main, hr)) ||
 		    pthread_create(&hst, NULL, heavy_send_main, hs))
 			return -EAGAIN;
 		/* let the stream get going before the first ping */
@@ -622,11 +700,24 @@ static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 		if (!ret && bench_check(p, FAIR_LIGHT, i))
 			ret = -EIO;
 	}
-	pthread_join(le, NULL);
+	if (local)
+		pthread_join(le, NULL);
 	if (heavy) {
 		__atomic_store_n(&hs->stop, 1, __ATOMIC_RELAXED);
 		pthread_join(hst, NULL);
-		pthread_join(hrt, NULL);
+		if (local)
+			pthread_join(hrt, NULL);
+	}
+	if (!local) {
+		struct bench_phase_done d;
+
+		bench_link_get(b, MSG_PHASE_DONE, &d, sizeof(d));
+		hr->msgs = d.msgs;
+		hr->bad = d.bad;
+		hr->ret = d.ret;
+		ls->ret = d.ret;
+	}
+	if (heavy) {
 		out->heavy_mbps = hr->msgs * (double)FAIR_HEAVY /
 				  (bench_now_us() - t_start);
 		if (hs->ret || hr->ret || hr->bad)
@@ -640,35 +731,97 @@ static int fair_phase(struct bench *b, struct flow *lc, struct flow *ls,
 	return ret;
 }
 
+/*
+ * Server: the echo and the heavy flow's receiver, phase by phase as the
+ * peer asks, with the quota it names; the knob restored at the end.
+ */
+static int fair_serve(struct bench *b, struct flow *ls, struct flow *hr)
+{
+	long long quota = 0;
+	char val[32];
+	int ret = 0;
+
+	if (sysfs_read(b, "chan_quota_chunks", &quota))
+		return -ENOENT;
+	for (;;) {
+		struct bench_phase ph;
+		struct bench_phase_done d = { 0 };
+		pthread_t le, hrt;
+		size_t n;
+		int type = bench_link_next(b, &ph, sizeof(ph), &n);
+
+		if (type == MSG_FAIR_END)
+			break;
+		if (type != MSG_PHASE || n != sizeof(ph))
+			bench_die("out of step with the peer: message %d in the fairness run",
+				  type);
+		if (ph.quota >= 0) {
+			snprintf(val, sizeof(val), "%lld", ph.quota);
+			if (sysfs_write(b, "chan_quota_chunks", val))
+				bench_die("cannot set chan_quota_chunks");
+		}
+		ls->pings = ph.pings;
+		ls->ret = 0;
+		hr->msgs = 0;
+		hr->bad = 0;
+		hr->ret = 0;
+		if (pthread_create(&le, NULL, light_echo_main, ls) ||
+		    (ph.heavy && pthread_create(&hrt, NULL, heavy_recv_main, hr)))
+			bench_die("pthread_create");
+		bench_link_put(b, MSG_READY, NULL, 0);
+		pthread_join(le, NULL);
+		if (ph.heavy)
+			pthread_join(hrt, NULL);
+		d.ret = ls->ret ? ls->ret : hr->ret;
+		d.bad = hr->bad;
+		d.msgs = hr->msgs;
+		ret = ret ? ret : d.ret;
+		bench_link_put(b, MSG_PHASE_DONE, &d, sizeof(d));
+	}
+	snprintf(val, sizeof(val), "%lld", quota);
+	sysfs_write(b, "chan_quota_chunks", val);
+	return ret;
+}
+
 int bench_ordma_fair(struct bench *b)
 {
 	struct flow lc = { 0 }, ls = { 0 }, hs = { 0 }, hr = { 0 };
 	long long quota = 0, total = 0;
+	int ret = 0;
 	char val[32];
-	int ret;
 
 	lc.pings = b->quick ? 40 : 200;
-	if (sysfs_read(b, "chan_quota_chunks", &quota) ||
-	    sysfs_read(b, "chunks_total", &total))
+	if (b->role != ROLE_SERVE &&
+	    (sysfs_read(b, "chan_quota_chunks", &quota) ||
+	     sysfs_read(b, "chunks_total", &total)))
 		return -ENOENT;
 	b->fair_quota[0] = total;
 	b->fair_quota[1] = quota < total ? quota : total / 4;
-	ret = ordma_open(&lc.o, 0);
-	if (!ret)
+	if (b->role == ROLE_PEER)
+		bench_link_put(b, MSG_FAIR, NULL, 0);
+	if (bench_here(b, 0)) {
+		ret = ordma_open(&lc.o, 0);
+		if (!ret)
+			ret = ordma_open(&hs.o, 0);
+	}
+	if (!ret && bench_here(b, 1)) {
 		ret = ordma_open(&ls.o, 0);
-	if (!ret)
-		ret = ordma_open(&hs.o, 0);
-	if (!ret)
-		ret = ordma_open(&hr.o, 0);
+		if (!ret)
+			ret = ordma_open(&hr.o, 0);
+	}
 	if (!ret)
 		ret = chans_open(b, b->port + 3, lc.o, &lc.chan, ls.o, &ls.chan, 1);
 	if (!ret)
 		ret = chans_open(b, b->port + 4, hs.o, &hs.chan, hr.o, &hr.chan, 1);
 	if (ret)
 		goto out;
+	if (b->role == ROLE_SERVE) {
+		ret = fair_serve(b, &ls, &hr);
+		goto out;
+	}
 	b->nfair = 0;
 	snprintf(b->fair[0].name, sizeof(b->fair[0].name), "idle");
-	ret = fair_phase(b, &lc, &ls, &hs, &hr, 0, &b->fair[0]);
+	ret = fair_phase(b, &lc, &ls, &hs, &hr, 0, -1, &b->fair[0]);
 	for (int q = 0; q < 2 && !ret; q++) {
 		struct bench_fair *f = &b->fair[1 + q];
 
@@ -679,8 +832,10 @@ int bench_ordma_fair(struct bench *b)
 		}
 		snprintf(f->name, sizeof(f->name), "heavy, quota %d%s",
 			 b->fair_quota[q], q ? "" : " (none)");
-		ret = fair_phase(b, &lc, &ls, &hs, &hr, 1, f);
+		ret = fair_phase(b, &lc, &ls, &hs, &hr, 1, b->fair_quota[q], f);
 	}
+	if (b->role == ROLE_PEER)
+		bench_link_put(b, MSG_FAIR_END, NULL, 0);
 	if (!ret)
 		b->nfair = 3;
 	snprintf(val, sizeof(val), "%lld", quota);

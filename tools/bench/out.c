@@ -266,6 +266,43 @@ static int any_wrong(const struct bench *b, int op)
 	return 0;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Two hosts: the median round trip of the clock syncs, us. */
+static double rtt_median(const struct bench *b)
+{
+	double *v, m;
+
+	if (!b->nrtt)
+		return 0;
+	v = malloc(b->nrtt * sizeof(*v));
+	if (!v)
+		return 0;
+	memcpy(v, b->rtts, b->nrtt * sizeof(*v));
+	qsort(v, b->nrtt, sizeof(*v), cmp_dbl);
+	m = v[b->nrtt / 2];
+	free(v);
+	return m;
+}
+
+/* Two hosts: where each end ran, and how the clocks were joined. */
+static void print_hosts(const struct bench *b)
+{
+	if (b->role != ROLE_PEER)
+		return;
+	printf("# two hosts: the sending ends here on %s, the receiving ends on %s's %s\n"
+	       "# (ordma-bench --serve); the breakdown adds both hosts' counters\n",
+	       b->ibdev, b->addr, b->srv_ibdev);
+	printf("# clocks compared over TCP before each transfer: median round trip %.0f us;\n"
+	       "# the start reached the server late %ld times of %ld, by at most %.0f us\n",
+	       rtt_median(b), b->late_starts, b->nrtt, b->late_max);
+}
+
 void bench_print(struct bench *b)
 {
 	struct col c[MAX_COLS];
@@ -274,6 +311,7 @@ void bench_print(struct bench *b)
 
 	printf("# ordma-bench on %s: %d iterations per size (%d below %lu KiB), strategies interleaved;\n",
 	       b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
+	print_hosts(b);
 	print_workload(b);
 	if (b->have_mode)
 		printf("# ordma: mode knob found: auto plus every forced mode\n");
@@ -461,6 +499,10 @@ int bench_write_json(struct bench *b, const char *path)
 	fprintf(f, "  \"iters\": %d,\n  \"iters_small\": %d,\n  \"quick\": %s,\n  \"mode_knob\": %s,\n",
 		b->iters, b->iters_small, b->quick ? "true" : "false", b->have_mode ? "true" : "false");
 	fprintf(f, "  \"workload\": \"%s\",\n", bench_workload_names[b->workload]);
+	if (b->role == ROLE_PEER)
+		fprintf(f, "  \"two_hosts\": { \"server\": \"%s\", \"server_device\": \"%s\", \"clock_rtt_median_us\": %.1f, \"late_starts\": %ld, \"late_max_us\": %.1f, \"transfers\": %ld },\n",
+			b->addr, b->srv_ibdev, rtt_median(b), b->late_starts,
+			b->late_max, b->nrtt);
 	if (churned(b))
 		fprintf(f, "  \"churn\": { \"sender_reallocs\": %lu, \"sender_same_address\": %lu, \"receiver_reallocs\": %lu, \"receiver_same_address\": %lu },\n",
 			b->app[0].reallocs, b->app[0].same, b->app[1].reallocs,

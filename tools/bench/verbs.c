@@ -26,6 +26,10 @@
  * pieces and the prereg buffer are posted before the timed region, as a
  * real receiver keeps them posted; receives for buffers registered per
  * transfer are posted inside it.
+ *
+ * Two hosts: each process has its own side only; the server listens and
+ * says so over the link (MSG_READY), the peer connects, and the two trade
+ * their pre-registered buffers' addresses and rkeys over the link.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -824,6 +828,60 @@ static int make_qp(struct bench_verbs *v, struct rdma_cm_id *id, int ctrl)
 	return 0;
 }
 
+/* The pre-registered buffers of a side, as the other side needs them. */
+struct keys {
+	uint64_t pre, bnc;
+	uint32_t pre_rkey, bnc_rkey;
+};
+
+/* Two hosts: this host's side of the two connections, then the keys. */
+static int setup_split(struct bench *b, struct sockaddr_in *sa,
+		       struct rdma_conn_param *cp)
+{
+	struct bench_verbs *v = b->vs[b->role == ROLE_SERVE];
+	struct keys mine, theirs;
+	struct rdma_cm_id *id;
+
+	if (b->role == ROLE_SERVE) {
+		if (rdma_create_id(v->ec, &v->listen, NULL, RDMA_PS_TCP) ||
+		    rdma_bind_addr(v->listen, (struct sockaddr *)sa) ||
+		    rdma_listen(v->listen, 4) || side_init(v, v->listen->verbs)) {
+			fprintf(stderr, "ordma-bench: RDMA CM listen on %s:%u: %s\n",
+				b->addr, b->port, strerror(errno));
+			return -1;
+		}
+		bench_link_put(b, MSG_READY, NULL, 0);
+		for (int ctrl = 1; ctrl >= 0; ctrl--)
+			if (cm_wait(v->ec, RDMA_CM_EVENT_CONNECT_REQUEST, &id) ||
+			    make_qp(v, id, ctrl) || rdma_accept(id, cp) ||
+			    cm_wait(v->ec, RDMA_CM_EVENT_ESTABLISHED, NULL))
+				return -1;
+	} else {
+		bench_link_get(b, MSG_READY, NULL, 0);
+		for (int ctrl = 1; ctrl >= 0; ctrl--)
+			if (rdma_create_id(v->ec, &id, NULL, RDMA_PS_TCP) ||
+			    rdma_resolve_addr(id, NULL, (struct sockaddr *)sa, 5000) ||
+			    cm_wait(v->ec, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+			    (!v->pd && side_init(v, id->verbs)) ||
+			    rdma_resolve_route(id, 5000) ||
+			    cm_wait(v->ec, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) ||
+			    make_qp(v, id, ctrl) || rdma_connect(id, cp) ||
+			    cm_wait(v->ec, RDMA_CM_EVENT_ESTABLISHED, NULL))
+				return -1;
+	}
+	mine.pre = (uintptr_t)v->pre;
+	mine.pre_rkey = v->pre_mr->rkey;
+	mine.bnc = (uintptr_t)v->bnc;
+	mine.bnc_rkey = v->bnc_mr->rkey;
+	bench_link_put(b, MSG_KEYS, &mine, sizeof(mine));
+	bench_link_get(b, MSG_KEYS, &theirs, sizeof(theirs));
+	v->peer_pre = theirs.pre;
+	v->peer_pre_rkey = theirs.pre_rkey;
+	v->peer_bnc = theirs.bnc;
+	v->peer_bnc_rkey = theirs.bnc_rkey;
+	return 0;
+}
+
 int bench_verbs_setup(struct bench *b)
 {
 	struct rdma_conn_param cp = {
@@ -837,6 +895,8 @@ int bench_verbs_setup(struct bench *b)
 	if (inet_pton(AF_INET, b->addr, &sa.sin_addr) != 1)
 		bench_die("bad IPv4 address %s", b->addr);
 	for (int i = 0; i < 2; i++) {
+		if (!bench_here(b, i))
+			continue;
 		b->vs[i] = calloc(1, sizeof(*b->vs[i]));
 		if (!b->vs[i])
 			return -1;
@@ -845,6 +905,11 @@ int bench_verbs_setup(struct bench *b)
 		b->vs[i]->ec = rdma_create_event_channel();
 		if (!b->vs[i]->ec)
 			return -1;
+	}
+	if (b->role != ROLE_LOOP) {
+		if (setup_split(b, &sa, &cp))
+			goto err;
+		return 0;
 	}
 	c = b->vs[0];
 	s = b->vs[1];
@@ -1187,7 +1252,9 @@ static void tside_free(struct tside *t)
 /*
  * The same workload as ordma's throughput run, over rdma-core: @kind is
  * K_PREREG (the slots registered once), K_BOUNCE (copied through registered
- * slots) or K_REGPER (each slot registered for each message).
+ * slots) or K_REGPER (each slot registered for each message). Two hosts:
+ * the server runs the receiving side and reports what it checked; the
+ * peer's time runs until that report is in.
  */
 int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r)
 {
@@ -1199,6 +1266,7 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 	struct tside side[2], *c = &side[0], *s = &side[1];
 	size_t total = b->quick ? 32UL << 20 : 128UL << 20;
 	int n = b->tput_chans * b->tput_depth, ret = -1;
+	int hc = bench_here(b, 0), hs = bench_here(b, 1);
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = {
@@ -1206,6 +1274,7 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 			.max_send_sge = 1, .max_recv_sge = 1,
 		},
 	};
+	struct bench_tput_done done = { .ret = -1 };
 	struct rdma_cm_id *id;
 	pthread_t th;
 	double t0;
@@ -1213,6 +1282,8 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 	memset(side, 0, sizeof(side));
 	inet_pton(AF_INET, b->addr, &sa.sin_addr);
 	for (int i = 0; i < 2; i++) {
+		if (!bench_here(b, i))
+			continue;
 		side[i].kind = kind;
 		side[i].nch = b->tput_chans;
 		side[i].depth = b->tput_depth;
@@ -1227,48 +1298,74 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 			goto out;
 		side[i].app = bench_fresh(n * b->tput_len);
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; hc && i < n; i++)
 		bench_fill(c->app + i * b->tput_len, b->tput_len, 2000 + i);
-	if (rdma_create_id(s->v.ec, &s->v.listen, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(s->v.listen, (struct sockaddr *)&sa) ||
-	    rdma_listen(s->v.listen, b->tput_chans) ||
-	    tside_init(s, s->v.listen->verbs))
+	if (hs && (rdma_create_id(s->v.ec, &s->v.listen, NULL, RDMA_PS_TCP) ||
+		   rdma_bind_addr(s->v.listen, (struct sockaddr *)&sa) ||
+		   rdma_listen(s->v.listen, b->tput_chans) ||
+		   tside_init(s, s->v.listen->verbs)))
 		goto out;
-	for (int i = 0; i < c->nch; i++) {
-		if (rdma_create_id(c->v.ec, &id, NULL, RDMA_PS_TCP))
-			goto out;
-		c->ids[i] = id;
-		if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) ||
-		    cm_wait(c->v.ec, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
-		    (!c->v.pd && tside_init(c, id->verbs)) ||
-		    rdma_resolve_route(id, 5000) ||
-		    cm_wait(c->v.ec, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
-			goto out;
-		qa.send_cq = c->v.cq;
-		qa.recv_cq = c->v.cq;
-		if (rdma_create_qp(id, c->v.pd, &qa) || rdma_connect(id, &cp))
-			goto out;
-		if (cm_wait(s->v.ec, RDMA_CM_EVENT_CONNECT_REQUEST, &id))
-			goto out;
-		s->ids[i] = id;
-		qa.send_cq = s->v.cq;
-		qa.recv_cq = s->v.cq;
-		if (rdma_create_qp(id, s->v.pd, &qa) || rdma_accept(id, &cp) ||
-		    cm_wait(c->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL) ||
-		    cm_wait(s->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	if (b->role == ROLE_SERVE)
+		bench_link_put(b, MSG_READY, NULL, 0);
+	else if (b->role == ROLE_PEER)
+		bench_link_get(b, MSG_READY, NULL, 0);
+	for (int i = 0; i < b->tput_chans; i++) {
+		if (hc) {
+			if (rdma_create_id(c->v.ec, &id, NULL, RDMA_PS_TCP))
+				goto out;
+			c->ids[i] = id;
+			if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000) ||
+			    cm_wait(c->v.ec, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+			    (!c->v.pd && tside_init(c, id->verbs)) ||
+			    rdma_resolve_route(id, 5000) ||
+			    cm_wait(c->v.ec, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+				goto out;
+			qa.send_cq = c->v.cq;
+			qa.recv_cq = c->v.cq;
+			if (rdma_create_qp(id, c->v.pd, &qa) || rdma_connect(id, &cp))
+				goto out;
+		}
+		if (hs) {
+			if (cm_wait(s->v.ec, RDMA_CM_EVENT_CONNECT_REQUEST, &id))
+				goto out;
+			s->ids[i] = id;
+			qa.send_cq = s->v.cq;
+			qa.recv_cq = s->v.cq;
+			if (rdma_create_qp(id, s->v.pd, &qa) || rdma_accept(id, &cp))
+				goto out;
+		}
+		if ((hc && cm_wait(c->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL)) ||
+		    (hs && cm_wait(s->v.ec, RDMA_CM_EVENT_ESTABLISHED, NULL)))
 			goto out;
 	}
 	/* prereg sends what the registered slots hold: the same pattern */
-	if (kind == K_PREREG)
+	if (hc && kind == K_PREREG)
 		memcpy(c->stage, c->app, n * b->tput_len);
-	if (pthread_create(&th, NULL, tput_recv_thread, s))
+	if (b->role == ROLE_SERVE) {
+		/* the receives are posted before the peer's first send lands */
+		bench_link_put(b, MSG_READY, NULL, 0);
+		ret = tput_run(s, 1);
+	} else if (b->role == ROLE_PEER) {
+		bench_link_get(b, MSG_READY, NULL, 0);
+		t0 = bench_now_us();
+		ret = tput_run(c, 0);
+		bench_link_get(b, MSG_TPUT_DONE, &done, sizeof(done));
+		r->mbps = (double)c->per_chan * c->nch * c->len / (bench_now_us() - t0);
+		r->bytes_ok = done.bytes_ok;
+		r->bytes_bad = done.bytes_bad;
+		if (!ret)
+			ret = done.ret;
 		goto out;
-	t0 = bench_now_us();
-	ret = tput_run(c, 0);
-	pthread_join(th, NULL);
-	r->mbps = (double)c->per_chan * c->nch * c->len / (bench_now_us() - t0);
-	if (!ret)
-		ret = s->ret;
+	} else {
+		if (pthread_create(&th, NULL, tput_recv_thread, s))
+			goto out;
+		t0 = bench_now_us();
+		ret = tput_run(c, 0);
+		pthread_join(th, NULL);
+		r->mbps = (double)c->per_chan * c->nch * c->len / (bench_now_us() - t0);
+		if (!ret)
+			ret = s->ret;
+	}
 	for (int i = 0; i < n; i++) {
 		unsigned char *p = (kind == K_PREREG ? s->stage : s->app) + i * b->tput_len;
 
@@ -1276,6 +1373,12 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 			r->bytes_ok += b->tput_len;
 		else
 			r->bytes_bad += b->tput_len;
+	}
+	if (b->role == ROLE_SERVE) {
+		done.ret = ret;
+		done.bytes_ok = r->bytes_ok;
+		done.bytes_bad = r->bytes_bad;
+		bench_link_put(b, MSG_TPUT_DONE, &done, sizeof(done));
 	}
 out:
 	tside_free(c);
