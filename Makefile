@@ -206,6 +206,9 @@ $(TWOHOST_TESTS): LDLIBS += lib/libordma.a
 # proto_test's hostile peer (ordma_rawcm.h).
 selftests/twohost/version_test selftests/guest/proto_test: selftests/ordma_rawcm.h
 selftests/twohost/version_test: LDLIBS += -lrdmacm -libverbs
+# many_test's floor is bare RC QPs over librdmacm.
+selftests/twohost/many_test: selftests/ordma_rawcm.h
+selftests/twohost/many_test: LDLIBS += -lrdmacm -libverbs
 
 selftests/guest/lib_test: lib/libordma.a tools/ordmacp $(EXAMPLES)
 selftests/guest/lib_test: TEST_CPPFLAGS += -Ilib
