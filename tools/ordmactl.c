@@ -122,15 +122,9 @@ static const struct field chan_fields[] = {
 	{ 0, NULL, FMT_NUM },
 };
 
-/* The attributes of a peer's fault. */
-static const struct field fault_fields[] = {
-	{ ORDMA_NL_A_CHAN_ID, "chan_id", FMT_NUM },
-	{ ORDMA_NL_A_CHAN_QPN, "chan_qpn", FMT_NUM },
-	{ ORDMA_NL_A_PEER_IPV4, "peer_ipv4", FMT_IPV4 },
-	{ ORDMA_NL_A_PEER_IPV6, "peer_ipv6", FMT_IPV6 },
-	{ ORDMA_NL_A_PEER_PORT, "peer_port", FMT_BE16 },
-	{ ORDMA_NL_A_ERRNO, "errno", FMT_NUM },
-	{ 0, NULL, FMT_NUM },
+/* A peer's fault names the channel end first, then as chan_down. */
+static const struct field fault_field = {
+	ORDMA_NL_A_CHAN_ID, "chan_id", FMT_NUM,
 };
 
 static const struct field port_field = {
@@ -1338,11 +1332,9 @@ static const struct field *event_fields(uint8_t cmd, int *n)
 		*n = ARRAY_LEN(chan_fields) - 2;	/* no errno */
 		return chan_fields;
 	case ORDMA_NL_CMD_CHAN_DOWN:
+	case ORDMA_NL_CMD_PEER_FAULT:
 		*n = ARRAY_LEN(chan_fields) - 1;
 		return chan_fields;
-	case ORDMA_NL_CMD_PEER_FAULT:
-		*n = ARRAY_LEN(fault_fields) - 1;
-		return fault_fields;
 	default:
 		*n = 0;
 		return NULL;
@@ -1360,6 +1352,8 @@ static void event_json(uint8_t cmd, struct nlattr **tb)
 		jstr("dev_name", nla_get_string(tb[ORDMA_NL_A_DEV_NAME]));
 	else
 		jnull("dev_name");
+	if (cmd == ORDMA_NL_CMD_PEER_FAULT)
+		field_json(tb, &fault_field);
 	f = event_fields(cmd, &n);
 	for (i = 0; i < n; i++)
 		field_json(tb, &f[i]);
@@ -1386,16 +1380,13 @@ static void event_plain(uint8_t cmd, struct nlattr **tb)
 		for (f = pool_fields; f->name; f++)
 			printf(" %s %s", f->name,
 			       field_plain(buf, sizeof(buf), tb, f));
-	if (cmd == ORDMA_NL_CMD_CHAN_UP || cmd == ORDMA_NL_CMD_CHAN_DOWN) {
+	if (cmd == ORDMA_NL_CMD_PEER_FAULT)
+		printf(" chan %s", field_plain(buf, sizeof(buf), tb,
+					       &fault_field));
+	if (cmd == ORDMA_NL_CMD_CHAN_UP || cmd == ORDMA_NL_CMD_CHAN_DOWN ||
+	    cmd == ORDMA_NL_CMD_PEER_FAULT) {
 		printf(" qpn %s", field_plain(buf, sizeof(buf), tb,
 					      &chan_fields[0]));
-		printf(" peer %s", event_peer(tb, buf, sizeof(buf)));
-	}
-	if (cmd == ORDMA_NL_CMD_PEER_FAULT) {
-		printf(" chan %s", field_plain(buf, sizeof(buf), tb,
-					       &fault_fields[0]));
-		printf(" qpn %s", field_plain(buf, sizeof(buf), tb,
-					      &fault_fields[1]));
 		printf(" peer %s", event_peer(tb, buf, sizeof(buf)));
 	}
 	if (cmd == ORDMA_NL_CMD_CHAN_DOWN || cmd == ORDMA_NL_CMD_PEER_FAULT) {
