@@ -534,8 +534,8 @@ int bench_ordma_tput(struct bench *b, struct bench_tput *r)
 		t1 = bench_now_us();
 		if (!ret)
 			ret = done.ret;
-		r->bytes_ok = done.bytes_ok;
-		r->bytes_bad = done.bytes_bad;
+		r->bytes_ok += done.bytes_ok;
+		r->bytes_bad += done.bytes_bad;
 	} else {
 		if (pthread_create(&th, NULL, tput_recv_main, &rcv)) {
 			ret = -EAGAIN;

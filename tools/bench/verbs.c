@@ -1351,8 +1351,8 @@ int bench_verbs_tput(struct bench *b, enum bench_kind kind, struct bench_tput *r
 		ret = tput_run(c, 0);
 		bench_link_get(b, MSG_TPUT_DONE, &done, sizeof(done));
 		r->mbps = (double)c->per_chan * c->nch * c->len / (bench_now_us() - t0);
-		r->bytes_ok = done.bytes_ok;
-		r->bytes_bad = done.bytes_bad;
+		r->bytes_ok += done.bytes_ok;
+		r->bytes_bad += done.bytes_bad;
 		if (!ret)
 			ret = done.ret;
 		goto out;
