@@ -195,8 +195,12 @@ struct ordma_accept {
  * protocol version, or its pool has no room for one more channel), ENOBUFS
  * (our pool has no room: every channel keeps one receive buffer and leaves
  * one chunk for sending; or the caller's user holds its share of the pool,
- * user_quota_chunks), ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no
- * RDMA device for the address), and the general ones.
+ * user_quota_chunks), EDQUOT (the caller's user holds max_chans_per_user
+ * channels), EPROTO (the peer accepted with another protocol version, or
+ * with connection data that is short or names a receive size out of
+ * bounds: the channel is closed again),
+ * ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no RDMA device for the
+ * address), and the general ones.
  */
 struct ordma_connect {
 	__u32 size;
