@@ -24,6 +24,8 @@
  * before it: the send queue holds twice as many work requests).
  */
 #define ORDMA_TX_DEPTH		32
+/* How long a graceful disconnect lets posted sends complete before a drain. */
+#define ORDMA_LEFT_GRACE_MS	500
 /*
  * Answers to the peer's messages (acks, REVOKED) a channel queues at most
  * while its sends do not go out; one more fails it with -ENOBUFS.
@@ -361,12 +363,16 @@ enum ordma_chan_phase {
  * @tx_moved: when a send of ours last completed, or the send queue got
  *	busy, jiffies (worker)
  * @stall: fires when the sends posted may have been stuck for the
- *	device's progress_timeout_ms; kicks the worker, which checks
+ *	device's progress_timeout_ms, or a graceful disconnect's grace ends;
+ *	kicks the worker, which checks
  * @tx_mark: start of the cost model's current wire window, ns (worker)
  * @tx_bytes: bytes completed in that window (worker)
  * @rx_ring: receive chunks taken off the ring and reusable (worker)
  * @rx_spare: chunks on @rx_ring (worker)
  * @qp_flushed: the worker moved the QP to the error state (worker)
+ * @left_seen: the worker saw the peer's graceful disconnect; sends posted
+ *	then get a grace before the drain (ordma_xfer_left_grace()) (worker)
+ * @left_at: when it saw it, jiffies (worker)
  * @sendq: SEND operations in order (worker)
  * @recvq: RECV operations in order (worker)
  * @writeq: WRITE operations not yet acknowledged (worker)
@@ -487,6 +493,8 @@ struct ordma_chan {
 	struct list_head rx_ring;	/* run */
 	u32 rx_spare;			/* run */
 	bool qp_flushed;		/* run */
+	bool left_seen;			/* run */
+	unsigned long left_at;		/* run */
 	struct list_head sendq;		/* run */
 	struct list_head recvq;		/* run */
 	struct list_head writeq;	/* run */

@@ -144,6 +144,36 @@ static void ordma_xfer_stall_timer(struct timer_list *t)
 	ordma_chan_kick(chan);
 }
 
+/*
+ * A peer that left gracefully (DISCONNECTED, chan->err -ENOTCONN) had
+ * acknowledged what it took before it sent its DREQ; but the CM runs apart
+ * from the QP's completer (rdma_rxe from 6.5 completes a kernel QP's sends
+ * from a workqueue), so a send the peer took may not have completed here
+ * yet, and a drain now would flush it as failed. While sends are posted and
+ * one completed within the last ORDMA_LEFT_GRACE_MS (counted from the
+ * first look after the disconnect at the earliest), the drain waits;
+ * chan->stall brings the worker back. Return: true while it waits.
+ */
+static bool ordma_xfer_left_grace(struct ordma_chan *chan)
+{
+	unsigned long last, end;
+
+	ordma_chan_assert_run(chan);
+	if (!chan->tx_posted)
+		return false;
+	if (!chan->left_seen) {
+		chan->left_seen = true;
+		chan->left_at = jiffies;
+	}
+	last = time_after(chan->tx_moved, chan->left_at) ? chan->tx_moved :
+							   chan->left_at;
+	end = last + msecs_to_jiffies(ORDMA_LEFT_GRACE_MS);
+	if (!time_before(jiffies, end))
+		return false;
+	mod_timer(&chan->stall, end);
+	return true;
+}
+
 /* One pass over everything; true if anything moved. */
 static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 {
@@ -197,6 +227,8 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 		 * work request is back, every message that arrived dispatched.
 		 */
 		if (chan->qp && !chan->qp_flushed) {
+			if (err == -ENOTCONN && ordma_xfer_left_grace(chan))
+				return progress;
 			chan->qp_flushed = true;
 			ib_drain_qp(chan->qp);
 			spin_lock_irq(&chan->lock);
