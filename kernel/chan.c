@@ -252,16 +252,16 @@ void ordma_chan_fault(struct ordma_chan *chan, int err)
 {
 	if (ordma_chan_die(chan, err) && chan->odev) {
 		atomic64_inc(&chan->odev->peer_faults);
-		atomic_notifier_call_chain(&ordma_fault_chain, 0, chan);
+		atomic_notifier_call_chain(&ordma_fault_chain, -err, chan);
 	}
 	ordma_chan_kick(chan);
 }
 
 /**
  * ordma_fault_notifier_register() - be told of each peer's fault
- * @nb: called with the struct ordma_chan that ordma_chan_fault() failed
- *	(its errno is ordma_chan_err()), in any context, with the channel
- *	valid for the call only
+ * @nb: called with the errno (positive) as its action and the struct
+ *	ordma_chan that ordma_chan_fault() failed as its data, in any
+ *	context, with the channel valid for the call only
  *
  * Return: 0 or a negative errno.
  */

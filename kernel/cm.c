@@ -585,7 +585,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
  * @out: the channel, with a reference, once established
  *
  * Return: 0 or a negative errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
- * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT).
+ * ENETUNREACH, ENODEV, EINTR, ENOMEM, ENOBUFS, EDQUOT, EPROTO).
  */
 int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		       u32 timeout_ms, struct ordma_chan **out)

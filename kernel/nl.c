@@ -27,8 +27,9 @@
  * notifier chain (sysfs.c), and the work item that sends the peer faults
  * chan.c's atomic notifier chain reports from any context (kept meanwhile
  * in a ring of ORDMA_NL_FAULTS_MAX under ordma_nl_faults_lock, a spinlock
- * taken with interrupts off that nests inside no lock but the caller's of
- * ordma_chan_fault()). ordma_nl_event() builds and sends
+ * taken with interrupts off, innermost: no lock is taken under it; a
+ * channel end's CHAN_DOWN flushes the work item first, so its PEER_FAULT
+ * comes before it). ordma_nl_event() builds and sends
  * each under ordma_nl_sem (an rwsem, read), which makes ordma_nl_up, the
  * family being registered, hold while it is sent: events before
  * ordma_nl_init() or after ordma_nl_exit() are dropped.
@@ -904,64 +905,6 @@ void ordma_nl_dev_event(struct ordma_dev *odev, bool add)
 		       ordma_nl_fill_dev, odev);
 }
 
-/* What CHAN_UP and CHAN_DOWN say of a channel end. */
-struct ordma_nl_chan {
-	const struct ordma_dev *odev;
-	const struct sockaddr *peer;
-	u32 qpn;
-	bool up;
-	int err;
-};
-
-static int ordma_nl_fill_chan(struct sk_buff *skb, void *arg)
-{
-	const struct ordma_nl_chan *c = arg;
-
-	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, c->odev->ibdev->name) ||
-	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, c->qpn) ||
-	    ordma_nl_put_addr(skb, c->peer, ORDMA_NL_A_PEER_IPV4,
-			      ORDMA_NL_A_PEER_IPV6, ORDMA_NL_A_PEER_PORT) ||
-	    (!c->up && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -c->err)))
-		return -EMSGSIZE;
-	return 0;
-}
-
-/**
- * ordma_nl_chan_event() - tell the events group a channel end came or went
- * @odev: the channel's device
- * @up: CHAN_UP (established), else CHAN_DOWN (closed)
- * @qpn: the channel end's QP number
- * @peer: the peer's address
- * @err: CHAN_DOWN: the negative errno that ended the channel
- *
- * Context: process context, may sleep.
- */
-void ordma_nl_chan_event(struct ordma_dev *odev, bool up, u32 qpn,
-			 const struct sockaddr *peer, int err)
-{
-	struct ordma_nl_chan c = {
-		.odev = odev,
-		.peer = peer,
-		.qpn = qpn,
-		.up = up,
-		.err = err,
-	};
-
-	ordma_nl_event(up ? ORDMA_NL_CMD_CHAN_UP : ORDMA_NL_CMD_CHAN_DOWN,
-		       ordma_nl_fill_chan, &c);
-}
-
-/* POOL_CHANGED: the device's name, pool and settings. */
-static int ordma_nl_fill_pool(struct sk_buff *skb, void *arg)
-{
-	struct ordma_dev *odev = arg;
-
-	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, odev->ibdev->name) ||
-	    ordma_nl_put_pool(skb, odev))
-		return -EMSGSIZE;
-	return 0;
-}
-
 /*
  * PEER_FAULT: what was known of a channel end when its peer's fault was
  * found, kept until the work item sends it.
@@ -1023,29 +966,30 @@ static void ordma_nl_faults_send(struct work_struct *work)
 static DECLARE_WORK(ordma_nl_faults_work, ordma_nl_faults_send);
 
 /*
- * chan.c's fault chain, in any context: keep what PEER_FAULT says of the
- * channel end (valid for this call only) for the work item, if anybody
- * listens and the ring has room.
+ * chan.c's fault chain, in any context, with the errno (positive) as
+ * @action: keep what PEER_FAULT says of the channel end (valid for this
+ * call only) for the work item, if anybody listens and the ring has room.
  */
 static int ordma_nl_fault(struct notifier_block *nb, unsigned long action,
 			  void *data)
 {
 	struct ordma_chan *chan = data;
-	struct ordma_nl_fault *f;
+	struct ordma_nl_fault f;
 	unsigned long flags;
 
 	if (!genl_has_listeners(&ordma_nl_family, &init_net,
 				ORDMA_NL_MCGRP_EVENTS))
 		return NOTIFY_DONE;
+	/* The names CHAN_GET reports: the snapshot taken at publish. */
+	strscpy(f.dev, chan->ibdev, sizeof(f.dev));
+	memcpy(&f.peer, ordma_chan_peer(chan), sizeof(f.peer));
+	f.chan_id = chan->obj.id;
+	f.qpn = chan->qpn;
+	f.err = -(int)action;
 	spin_lock_irqsave(&ordma_nl_faults_lock, flags);
 	if (ordma_nl_faults_nr < ORDMA_NL_FAULTS_MAX) {
-		f = &ordma_nl_faults[(ordma_nl_faults_head + ordma_nl_faults_nr) %
-				     ORDMA_NL_FAULTS_MAX];
-		strscpy(f->dev, chan->odev->ibdev->name, sizeof(f->dev));
-		memcpy(&f->peer, ordma_chan_peer(chan), sizeof(f->peer));
-		f->chan_id = chan->obj.id;
-		f->qpn = chan->qpn;
-		f->err = ordma_chan_err(chan);
+		ordma_nl_faults[(ordma_nl_faults_head + ordma_nl_faults_nr) %
+				ORDMA_NL_FAULTS_MAX] = f;
 		ordma_nl_faults_nr++;
 		queue_work(system_wq, &ordma_nl_faults_work);
 	}
@@ -1056,6 +1000,68 @@ static int ordma_nl_fault(struct notifier_block *nb, unsigned long action,
 static struct notifier_block ordma_nl_fault_nb = {
 	.notifier_call = ordma_nl_fault,
 };
+
+/* What CHAN_UP and CHAN_DOWN say of a channel end. */
+struct ordma_nl_chan {
+	const struct ordma_dev *odev;
+	const struct sockaddr *peer;
+	u32 qpn;
+	bool up;
+	int err;
+};
+
+static int ordma_nl_fill_chan(struct sk_buff *skb, void *arg)
+{
+	const struct ordma_nl_chan *c = arg;
+
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, c->odev->ibdev->name) ||
+	    nla_put_u32(skb, ORDMA_NL_A_CHAN_QPN, c->qpn) ||
+	    ordma_nl_put_addr(skb, c->peer, ORDMA_NL_A_PEER_IPV4,
+			      ORDMA_NL_A_PEER_IPV6, ORDMA_NL_A_PEER_PORT) ||
+	    (!c->up && nla_put_u32(skb, ORDMA_NL_A_ERRNO, -c->err)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * ordma_nl_chan_event() - tell the events group a channel end came or went
+ * @odev: the channel's device
+ * @up: CHAN_UP (established), else CHAN_DOWN (closed)
+ * @qpn: the channel end's QP number
+ * @peer: the peer's address
+ * @err: CHAN_DOWN: the negative errno that ended the channel
+ *
+ * Context: process context, may sleep.
+ */
+void ordma_nl_chan_event(struct ordma_dev *odev, bool up, u32 qpn,
+			 const struct sockaddr *peer, int err)
+{
+	struct ordma_nl_chan c = {
+		.odev = odev,
+		.peer = peer,
+		.qpn = qpn,
+		.up = up,
+		.err = err,
+	};
+
+	/* A fault found before the close is told before its CHAN_DOWN. */
+	if (!up)
+		flush_work(&ordma_nl_faults_work);
+	ordma_nl_event(up ? ORDMA_NL_CMD_CHAN_UP : ORDMA_NL_CMD_CHAN_DOWN,
+		       ordma_nl_fill_chan, &c);
+}
+
+/* POOL_CHANGED: the device's name, pool and settings. */
+static int ordma_nl_fill_pool(struct sk_buff *skb, void *arg)
+{
+	struct ordma_dev *odev = arg;
+
+	if (nla_put_string(skb, ORDMA_NL_A_DEV_NAME, odev->ibdev->name) ||
+	    ordma_nl_put_pool(skb, odev))
+		return -EMSGSIZE;
+	return 0;
+}
+
 
 /* The settings' notifier chain (sysfs.c): a value changed. */
 static int ordma_nl_knobs_changed(struct notifier_block *nb,

@@ -151,12 +151,13 @@ static void ordma_xfer_stall_timer(struct timer_list *t)
  * from a workqueue), so a send the peer took may not have completed here
  * yet, and a drain now would flush it as failed. While sends are posted and
  * one completed within the last ORDMA_LEFT_GRACE_MS (counted from the
- * first look after the disconnect at the earliest), the drain waits;
+ * first look after the disconnect at the earliest), the drain waits, for
+ * 4 * ORDMA_LEFT_GRACE_MS after that first look at most;
  * chan->stall brings the worker back. Return: true while it waits.
  */
 static bool ordma_xfer_left_grace(struct ordma_chan *chan)
 {
-	unsigned long last, end;
+	unsigned long last, end, cap;
 
 	ordma_chan_assert_run(chan);
 	if (!chan->tx_posted)
@@ -168,6 +169,10 @@ static bool ordma_xfer_left_grace(struct ordma_chan *chan)
 	last = time_after(chan->tx_moved, chan->left_at) ? chan->tx_moved :
 							   chan->left_at;
 	end = last + msecs_to_jiffies(ORDMA_LEFT_GRACE_MS);
+	/* A peer that trickles completions holds it 4 graces at most. */
+	cap = chan->left_at + msecs_to_jiffies(4 * ORDMA_LEFT_GRACE_MS);
+	if (time_after(end, cap))
+		end = cap;
 	if (!time_before(jiffies, end))
 		return false;
 	mod_timer(&chan->stall, end);

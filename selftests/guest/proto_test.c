@@ -293,6 +293,17 @@ TEST_F(proto, bad_header_version_closes_channel)
 	hostile_expect_eproto(_metadata, self, &h, sizeof(h) + 100);
 }
 
+/* The QP number of the ordma end our raw QP is connected to. */
+static uint32_t peer_qpn(FIXTURE_DATA(proto) *self)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(self->id->qp, &attr, IBV_QP_DEST_QPN, &init))
+		return 0;
+	return attr.dest_qp_num;
+}
+
 /*
  * The fault is an event: a member of the family's events group gets one
  * PEER_FAULT naming the device, the channel end, its QP, the peer's
@@ -324,7 +335,7 @@ TEST_F(proto, fault_is_an_event)
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_PEER_IPV4, &addr));
 	EXPECT_EQ(htonl(0xc0000201), addr);	/* 192.0.2.1 */
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_QPN, &qpn));
-	EXPECT_NE(self->id->qp->qp_num, qpn);
+	EXPECT_EQ(peer_qpn(self), qpn);
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_ID, &id));
 	/* Once per channel end. */
 	EXPECT_EQ(-ETIMEDOUT, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 500));
@@ -1752,6 +1763,7 @@ TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 				  .listener_id = self->listener };
 	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
 				  .addr = (unsigned long)"hello", .len = 5 };
+	struct ordma_close cl = { .size = sizeof(cl) };
 	unsigned long long faults0, faults1, old;
 	struct timespec t0, t1;
 	long long res;
@@ -1781,8 +1793,19 @@ TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 	EXPECT_LE(0.9, secs);
 	ASSERT_EQ(0, sysfs_get("peer_faults", &faults1));
 	EXPECT_EQ(1ULL, faults1 - faults0);
-	/* It was told at once, as ETIMEDOUT. */
+	/*
+	 * It was told as ETIMEDOUT; closed at once, the channel end's
+	 * CHAN_DOWN follows that PEER_FAULT (a wait for the fault would pass
+	 * over a CHAN_DOWN sent first, and the wait for it would time out).
+	 */
+	cl.id = a.out_chan_id;
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_CLOSE, &cl));
 	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 10000));
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
+	EXPECT_EQ((uint32_t)ETIMEDOUT, v);
+	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_QPN, &v));
+	EXPECT_EQ(peer_qpn(self), v);
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_CHAN_DOWN, 10000));
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
 	EXPECT_EQ((uint32_t)ETIMEDOUT, v);
 	close(g.fd);
