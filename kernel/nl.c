@@ -1062,7 +1062,6 @@ static int ordma_nl_fill_pool(struct sk_buff *skb, void *arg)
 	return 0;
 }
 
-
 /* The settings' notifier chain (sysfs.c): a value changed. */
 static int ordma_nl_knobs_changed(struct notifier_block *nb,
 				  unsigned long action, void *data)
