@@ -19,7 +19,9 @@
  * settings at their defaults.
  *
  * Run from anywhere: the repository is found from this binary's own path
- * (<repo>/selftests/guest/nl_test); the monitor writes under <repo>/out/.
+ * (<repo>/selftests/guest/nl_test). The monitor writes into the guest's
+ * own /tmp: the repository is shared by the guests make check runs side by
+ * side, and a file there would be one file for both.
  * Waits are 7 times longer with ORDMA_TEST_SMALL (the KASAN kernel), and
  * every test's timeout is above the sum of its waits.
  */
@@ -74,7 +76,7 @@ static long long wait_ms(void)
 
 static char repo[PATH_MAX];
 static char ctl[PATH_MAX + 32];
-static char monitor_out[PATH_MAX + 64];
+static const char monitor_out[] = "/tmp/nl_test_monitor.jsonl";
 
 /* The repository: this binary is <repo>/selftests/guest/nl_test. */
 static void __attribute__((constructor)) paths_init(void)
@@ -97,8 +99,6 @@ static void __attribute__((constructor)) paths_init(void)
 		*slash = '\0';
 	}
 	snprintf(ctl, sizeof(ctl), "%s/tools/ordmactl", repo);
-	snprintf(monitor_out, sizeof(monitor_out),
-		 "%s/out/nl_test_monitor.jsonl", repo);
 }
 
 /* ---- values of the device ----------------------------------------------- */
@@ -620,11 +620,8 @@ static int events_wait(struct event *ev, int max, int *n, const char *name,
 static pid_t monitor_start(void)
 {
 	pid_t parent = getpid(), pid;
-	char dir[PATH_MAX + 8];
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s/out", repo);
-	mkdir(dir, 0755);
 	fd = open(monitor_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
