@@ -142,6 +142,22 @@ static int ordma_chan_pool_wake(struct wait_queue_entry *w, unsigned int mode,
 	return 1;
 }
 
+static void ordma_chan_down_work(struct work_struct *work)
+{
+	struct ordma_chan *chan = container_of(work, struct ordma_chan,
+					       down_work);
+	bool held;
+	int err;
+
+	spin_lock_irq(&chan->lock);
+	held = chan->kheld;
+	err = chan->err ? chan->err : -ENOTCONN;
+	spin_unlock_irq(&chan->lock);
+	if (held)
+		chan->ofile->kern->chan_down(chan, err);
+	ordma_chan_put(chan);
+}
+
 /**
  * ordma_chan_alloc() - a new channel object, not connected to anything
  * @ofile: the file that owns it (referenced)
@@ -202,7 +218,26 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	INIT_LIST_HEAD(&chan->tx_early);
 	INIT_LIST_HEAD(&chan->standing);
 	INIT_LIST_HEAD(&chan->tx_standing);
+	INIT_WORK(&chan->down_work, ordma_chan_down_work);
+	INIT_LIST_HEAD(&chan->knode);
 	return chan;
+}
+
+/**
+ * ordma_chan_down_locked() - tell a kernel user that its channel died
+ * @chan: the channel, DEAD (chan->lock held)
+ *
+ * Once, if a kernel user holds it: ofile->kern->chan_down runs from a work
+ * item. Any context.
+ */
+void ordma_chan_down_locked(struct ordma_chan *chan)
+{
+	lockdep_assert_held(&chan->lock);
+	if (!chan->kheld || chan->down_told)
+		return;
+	chan->down_told = true;
+	kref_get(&chan->kref);
+	queue_work(ordma_wq, &chan->down_work);
 }
 
 /* DEAD with @err, unless it was already: true if this made it so. */
@@ -217,9 +252,44 @@ static bool ordma_chan_die(struct ordma_chan *chan, int err)
 		ordma_trace(chan_state, chan, chan->phase, ORDMA_PHASE_DEAD, err);
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
+		ordma_chan_down_locked(chan);
 	}
 	spin_unlock_irqrestore(&chan->lock, flags);
 	return first;
+}
+
+/**
+ * ordma_chan_own() - a kernel user holds a channel from now on
+ * @chan: the channel, of a kernel user's file
+ *
+ * Its death is told from now on (ordma_chan_down_locked()), already if it
+ * died before.
+ */
+void ordma_chan_own(struct ordma_chan *chan)
+{
+	spin_lock_irq(&chan->lock);
+	chan->kheld = true;
+	if (chan->phase == ORDMA_PHASE_DEAD)
+		ordma_chan_down_locked(chan);
+	spin_unlock_irq(&chan->lock);
+}
+
+/**
+ * ordma_chan_disown() - a kernel user lets go of a channel
+ * @chan: the channel
+ *
+ * Process context. Once this returns, its death is not told any more and
+ * no telling runs, but the one calling this (its user may close the
+ * channel from its chan_down).
+ */
+void ordma_chan_disown(struct ordma_chan *chan)
+{
+	spin_lock_irq(&chan->lock);
+	chan->kheld = false;
+	spin_unlock_irq(&chan->lock);
+	if (current_work() != &chan->down_work &&
+	    cancel_work_sync(&chan->down_work))
+		ordma_chan_put(chan);
 }
 
 /**

@@ -428,6 +428,12 @@ enum ordma_chan_phase {
  * @qpn, @ibdev, @local: the QP number, the device's name and the local
  *	address, for netlink: set once by ordma_chan_publish() and read by
  *	lookups that found the channel published
+ * @kheld: a kernel user's channel that its user holds (ordma_chan_own()
+ *	until ordma_chan_disown()): its death is told (lock)
+ * @down_told: its death was told, or is being (lock)
+ * @down_work: tells it (ofile->kern->chan_down), holding a reference
+ * @kpriv: the kernel user's pointer for the channel (kapi.c)
+ * @knode: on its kernel user's list of channels (kapi.c, its lock)
  *
  * @odev, @cm_id, @pd, @qp and @cq are set while the channel is built (connect's
  * CM handler, or the listener's request handler) and cleared only by
@@ -548,6 +554,11 @@ struct ordma_chan {
 	char ibdev[IB_DEVICE_NAME_MAX];
 	struct sockaddr_storage local;
 	struct ib_cqe write_cqe;
+	bool kheld;			/* lock */
+	bool down_told;			/* lock */
+	struct work_struct down_work;
+	void *kpriv;
+	struct list_head knode;
 	struct list_head tx_free;	/* run */
 	struct ordma_tx txd[ORDMA_TX_DEPTH];
 };
@@ -644,6 +655,9 @@ struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
 				enum ordma_chan_kind kind);
 void ordma_obj_put(struct ordma_obj *obj);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
+void ordma_chan_down_locked(struct ordma_chan *chan);
+void ordma_chan_own(struct ordma_chan *chan);
+void ordma_chan_disown(struct ordma_chan *chan);
 void ordma_chan_fault(struct ordma_chan *chan, int err);
 int ordma_fault_notifier_register(struct notifier_block *nb);
 void ordma_fault_notifier_unregister(struct notifier_block *nb);

@@ -72,6 +72,12 @@ static int ordma_cm_set_timers(struct rdma_cm_id *cm_id, u8 min_rnr_timer)
  * A new channel with every layer's part set up: the data path's work items
  * and completion handlers (sched.c) and the registration worker (mr.c).
  */
+/* The namespace a file's ids are made in: its opener's, init's for the kernel. */
+static struct net *ordma_cm_net(struct ordma_file *ofile)
+{
+	return ofile->kern ? &init_net : current->nsproxy->net_ns;
+}
+
 static struct ordma_chan *ordma_chan_create(struct ordma_file *ofile)
 {
 	struct ordma_chan *chan = ordma_chan_alloc(ofile);
@@ -542,6 +548,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		ordma_trace(chan_state, chan, chan->phase, ORDMA_PHASE_DEAD, err);
 		chan->phase = ORDMA_PHASE_DEAD;
 		chan->err = err;
+		ordma_chan_down_locked(chan);
 	}
 	/* From here on kicks do nothing: the worker is ours to stop. */
 	chan->closing = true;
@@ -604,7 +611,7 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 	memcpy(&chan->peer, addr, addr->sa_family == AF_INET ?
 	       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
 
-	cm_id = rdma_create_id(current->nsproxy->net_ns, ordma_cm_handler,
+	cm_id = rdma_create_id(ordma_cm_net(ofile), ordma_cm_handler,
 			       chan, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
 		ret = PTR_ERR(cm_id);
@@ -674,7 +681,7 @@ int ordma_listener_create(struct ordma_file *ofile, struct sockaddr *addr,
 	INIT_LIST_HEAD(&lis->pending);
 	init_waitqueue_head(&lis->wait);
 
-	cm_id = rdma_create_id(current->nsproxy->net_ns, ordma_cm_handler,
+	cm_id = rdma_create_id(ordma_cm_net(ofile), ordma_cm_handler,
 			       lis, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(cm_id)) {
 		ret = PTR_ERR(cm_id);

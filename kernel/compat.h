@@ -9,6 +9,13 @@
 
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
+
+/* The directions of an iov_iter by their 6.2 names. */
+#ifndef ITER_SOURCE
+#define ITER_SOURCE	WRITE
+#define ITER_DEST	READ
+#endif
 
 typedef unsigned long (*ordma_shrink_fn)(struct shrinker *s,
 					 struct shrink_control *sc);

@@ -31,33 +31,14 @@
 static DEFINE_XARRAY_FLAGS(ordma_files, XA_FLAGS_ALLOC1);
 static u32 ordma_files_next;
 
-/**
- * ordma_file_alloc() - state of a new open file, bound to current's mm
- *
- * Return: the state or NULL.
- */
-struct ordma_file *ordma_file_alloc(void)
+/* The parts of a new file that do not depend on its owner. */
+static struct ordma_file *ordma_file_new(void)
 {
 	struct ordma_file *ofile;
 
 	ofile = kzalloc(sizeof(*ofile), GFP_KERNEL_ACCOUNT);
 	if (!ofile)
 		return NULL;
-	ofile->mm = current->mm;
-	mmgrab(ofile->mm);
-	ofile->user = get_current_user();
-	if (!capable(CAP_SYS_ADMIN)) {
-		ofile->tenant = ordma_user_get(current_uid());
-		if (!ofile->tenant) {
-			free_uid(ofile->user);
-			mmdrop(ofile->mm);
-			kfree(ofile);
-			return NULL;
-		}
-	}
-	/* Pinning runs in a worker later: take the caller's limit now. */
-	ofile->lock_limit = capable(CAP_IPC_LOCK) ? ULONG_MAX :
-			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	xa_init_flags(&ofile->objs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ofile->windows, XA_FLAGS_ALLOC1);
 	init_rwsem(&ofile->windows_rwsem);
@@ -70,20 +51,83 @@ struct ordma_file *ordma_file_alloc(void)
 	kref_init(&ofile->kref);
 	spin_lock_init(&ofile->run_lock);
 	INIT_LIST_HEAD(&ofile->runq);
-	ofile->pid = get_task_pid(current, PIDTYPE_TGID);
-	ofile->euid = current_euid();
-	get_task_comm(ofile->comm, current);
-	/* Last: from here on netlink finds it. */
+	return ofile;
+}
+
+/* What ordma_file_new() and its owner's part hold. */
+static void ordma_file_free(struct ordma_file *ofile)
+{
+	if (ofile->mm)
+		mmdrop(ofile->mm);
+	put_pid(ofile->pid);
+	free_uid(ofile->user);
+	ordma_user_put(ofile->tenant);
+	kfree(ofile);
+}
+
+/* Last: from here on netlink finds the file. */
+static struct ordma_file *ordma_file_list(struct ordma_file *ofile)
+{
 	if (xa_alloc_cyclic(&ordma_files, &ofile->id, ofile, xa_limit_31b,
 			    &ordma_files_next, GFP_KERNEL_ACCOUNT) < 0) {
-		put_pid(ofile->pid);
-		ordma_user_put(ofile->tenant);
-		free_uid(ofile->user);
-		mmdrop(ofile->mm);
-		kfree(ofile);
+		ordma_file_free(ofile);
 		return NULL;
 	}
 	return ofile;
+}
+
+/**
+ * ordma_file_alloc() - state of a new open file, bound to current's mm
+ *
+ * Return: the state or NULL.
+ */
+struct ordma_file *ordma_file_alloc(void)
+{
+	struct ordma_file *ofile = ordma_file_new();
+
+	if (!ofile)
+		return NULL;
+	ofile->mm = current->mm;
+	mmgrab(ofile->mm);
+	ofile->user = get_current_user();
+	ofile->pid = get_task_pid(current, PIDTYPE_TGID);
+	ofile->euid = current_euid();
+	get_task_comm(ofile->comm, current);
+	if (!capable(CAP_SYS_ADMIN)) {
+		ofile->tenant = ordma_user_get(current_uid());
+		if (!ofile->tenant) {
+			ordma_file_free(ofile);
+			return NULL;
+		}
+	}
+	/* Pinning runs in a worker later: take the caller's limit now. */
+	ofile->lock_limit = capable(CAP_IPC_LOCK) ? ULONG_MAX :
+			    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	return ordma_file_list(ofile);
+}
+
+/**
+ * ordma_file_alloc_kern() - the state of a kernel user, as a file of its own
+ * @name: the user's name, for netlink (truncated to TASK_COMM_LEN - 1)
+ * @kern: what its file calls instead of the completion queue
+ *
+ * No mm, no user's limits (kernel memory is not pinned for it), not counted
+ * as a tenant; the pools' per-channel quota holds as for any file.
+ *
+ * Return: the state or NULL.
+ */
+struct ordma_file *ordma_file_alloc_kern(const char *name,
+					 const struct ordma_kern *kern)
+{
+	struct ordma_file *ofile = ordma_file_new();
+
+	if (!ofile)
+		return NULL;
+	ofile->kern = kern;
+	ofile->euid = GLOBAL_ROOT_UID;
+	ofile->lock_limit = ULONG_MAX;
+	strscpy(ofile->comm, name, sizeof(ofile->comm));
+	return ordma_file_list(ofile);
 }
 
 static void ordma_file_release(struct kref *kref)
@@ -104,11 +148,7 @@ static void ordma_file_release(struct kref *kref)
 	xa_destroy(&ofile->windows);
 	WARN_ON_ONCE(!xa_empty(&ofile->objs));
 	xa_destroy(&ofile->objs);
-	mmdrop(ofile->mm);
-	put_pid(ofile->pid);
-	free_uid(ofile->user);
-	ordma_user_put(ofile->tenant);
-	kfree(ofile);
+	ordma_file_free(ofile);
 }
 
 void ordma_file_put(struct ordma_file *ofile)
@@ -165,10 +205,12 @@ bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,
 /**
  * ordma_file_complete() - post the completion of an operation
  * @ofile: the file the operation was submitted on
- * @op: the operation; the file owns it from now on
+ * @op: the operation; the file owns it from now on (a kernel user's: its
+ *	user does, told through ofile->kern)
  * @res: bytes done or a negative errno
  *
- * Any context.
+ * Any context; a kernel user's file: process context, with the operation's
+ * channel's run mutex held.
  */
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res)
@@ -177,6 +219,10 @@ void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 	LIST_HEAD(done);
 
 	op->res = res;
+	if (ofile->kern) {
+		ofile->kern->complete(op, res);
+		return;
+	}
 	spin_lock_irqsave(&ofile->cq_lock, flags);
 	if (ofile->ring) {
 		ordma_ring_complete(ofile, ofile->ring, op, &done);

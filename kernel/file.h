@@ -10,14 +10,33 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/xarray.h>
+#include <linux/bvec.h>
 
 #include "ordma.h"
 
+struct ordma_req;
+struct ordma_chan;
+
 /**
- * struct ordma_file - one open /dev/ordma
+ * struct ordma_kern - what the file of a kernel user calls (kapi.c)
+ * @complete: an operation is over, with @res; instead of the completion
+ *	queue. Called where ordma_file_complete() is, under the channel's
+ *	run mutex.
+ * @chan_down: a channel of the file that its user holds died by itself,
+ *	@err its errno (chan.c, from a work item)
+ */
+struct ordma_kern {
+	void (*complete)(struct ordma_req *op, s64 res);
+	void (*chan_down)(struct ordma_chan *chan, int err);
+};
+
+/**
+ * struct ordma_file - one open /dev/ordma, or one kernel user
  * @mm: the address space of the process that opened it; every buffer an
  *	operation names lives there (grabbed, not pinned: mmget_not_zero()
- *	before use)
+ *	before use). NULL for a kernel user: its operations name kernel
+ *	memory (struct ordma_req @bvec)
+ * @kern: a kernel user's calls, or NULL for an open /dev/ordma
  * @objs: channels and listeners by id, protected by the xarray's lock;
  *	each entry holds a reference
  * @windows: exposed windows by index (the low 32 bits of the token)
@@ -56,12 +75,14 @@
  * @cache_pages: pages the pin caches of all the file's channels hold
  *	(pin.c), bounded by their device's cache_max_bytes
  * @id: the file's id among the open files, for netlink (never 0)
- * @pid: the process that opened it (its thread group, referenced)
- * @euid: its effective uid then
- * @comm: its command name then
+ * @pid: the process that opened it (its thread group, referenced); NULL
+ *	for a kernel user
+ * @euid: its effective uid then (root for a kernel user)
+ * @comm: its command name then (a kernel user's name)
  */
 struct ordma_file {
 	struct mm_struct *mm;
+	const struct ordma_kern *kern;
 	struct user_struct *user;
 	struct ordma_user *tenant;
 	unsigned long lock_limit;
@@ -126,8 +147,11 @@ struct ordma_window {
  * @node: on its channel's queue while running, on the file's cq after
  * @op: enum ordma_op
  * @chan_id: the channel's id in the file
- * @addr: user buffer
- * @len: its length
+ * @addr: user buffer (an operation of a user's file)
+ * @bvec: kernel buffer, @nr_bvec entries from the start of the first (an
+ *	operation of a kernel user's file; @addr is 0)
+ * @nr_bvec: entries of @bvec
+ * @len: the buffer's length
  * @cookie: the caller's cookie
  * @token: window token (WRITE, READ)
  * @offset: offset in the window (WRITE, READ)
@@ -173,6 +197,8 @@ struct ordma_req {
 	u32 op;
 	u32 chan_id;
 	u64 addr;
+	const struct bio_vec *bvec;
+	u32 nr_bvec;
 	u64 len;
 	u64 cookie;
 	u64 token;
@@ -236,6 +262,8 @@ static inline long ordma_wait_jiffies(s32 ms)
 
 /* file.c */
 struct ordma_file *ordma_file_alloc(void);
+struct ordma_file *ordma_file_alloc_kern(const char *name,
+					 const struct ordma_kern *kern);
 void ordma_file_put(struct ordma_file *ofile);
 struct ordma_file *ordma_file_next(unsigned long *id);
 bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,

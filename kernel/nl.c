@@ -501,7 +501,8 @@ static void ordma_nl_dump_filter(struct ordma_nl_filter *f,
  */
 static u32 ordma_nl_pid(struct ordma_file *ofile)
 {
-	return pid_has_task(ofile->pid, PIDTYPE_TGID) ? pid_vnr(ofile->pid) : 0;
+	return ofile->pid && pid_has_task(ofile->pid, PIDTYPE_TGID) ?
+	       pid_vnr(ofile->pid) : 0;
 }
 
 /* May the requester see the objects of @ofile, and does @f keep them? */

@@ -7,8 +7,10 @@
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 
 #include "xfer.h"
+#include "compat.h"
 #include "trace.h"
 
 /* Give back the segments of @op no send uses any more, up to @upto. */
@@ -67,6 +69,78 @@ unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
 	ordma_trace(copy_start, chan, id, ORDMA_TRACE_COPY_IN, n, 0);
 	left = copy_to_user(u64_to_user_ptr(uaddr), src, n);
 	ordma_trace(copy_end, chan, id, ORDMA_TRACE_COPY_IN, n, left);
+	return left;
+}
+
+/* Copy between @buf and [@off, @off + @n) of a kernel user's buffer. */
+static unsigned long ordma_copy_bvec(const struct ordma_req *op, u64 off,
+				     void *buf, u64 n, bool from_op)
+{
+	struct iov_iter it;
+
+	iov_iter_bvec(&it, from_op ? ITER_SOURCE : ITER_DEST, op->bvec,
+		      op->nr_bvec, op->len);
+	iov_iter_advance(&it, off);
+	if (from_op)
+		return n - copy_from_iter(buf, n, &it);
+	return n - copy_to_iter(buf, n, &it);
+}
+
+/**
+ * ordma_op_reachable() - may this pass touch @op's buffer?
+ * @op: the operation
+ * @mm_ok: the pass runs in the owner's mm
+ *
+ * A user's buffer only in its mm; a kernel user's always.
+ */
+bool ordma_op_reachable(const struct ordma_req *op, bool mm_ok)
+{
+	return mm_ok || op->bvec;
+}
+
+/**
+ * ordma_copy_from_op() - copy bytes of an operation's buffer into a chunk
+ * @chan: the channel
+ * @op: the operation, reachable (ordma_op_reachable())
+ * @off: where in its buffer
+ * @dst: where in a pool chunk
+ * @n: bytes, within the buffer
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_from_op(struct ordma_chan *chan, struct ordma_req *op,
+				 u64 off, void *dst, u64 n)
+{
+	unsigned long left;
+
+	if (!op->bvec)
+		return ordma_copy_from_user(chan, op->tid, dst, op->addr + off, n);
+	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, 0);
+	left = ordma_copy_bvec(op, off, dst, n, true);
+	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, left);
+	return left;
+}
+
+/**
+ * ordma_copy_to_op() - copy bytes of a chunk into an operation's buffer
+ * @chan: the channel
+ * @op: the operation, reachable (ordma_op_reachable())
+ * @off: where in its buffer
+ * @src: where in a pool chunk
+ * @n: bytes, within the buffer
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_to_op(struct ordma_chan *chan, struct ordma_req *op,
+			       u64 off, const void *src, u64 n)
+{
+	unsigned long left;
+
+	if (!op->bvec)
+		return ordma_copy_to_user(chan, op->tid, op->addr + off, src, n);
+	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_IN, n, 0);
+	left = ordma_copy_bvec(op, off, (void *)src, n, false);
+	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_IN, n, left);
 	return left;
 }
 
@@ -185,7 +259,8 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	plan->copy_len = total;
 	plan->seg_first = 0;
 	plan->seg_max = 0;
-	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY) {
+	/* A kernel user's buffer goes through chunks (no segments of it yet). */
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY || op->bvec) {
 		ordma_trace(plan, chan, op->tid, op->op, mode, total, total,
 			    0, 0, false, 0, 0);
 		goto out;

@@ -32,8 +32,8 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 		ordma_chan_fault(chan, -EPROTO);
 		return;
 	}
-	if (!mm_ok ||
-	    ordma_copy_to_user(chan, op->tid, op->addr + off, hdr + 1, plen)) {
+	if (!ordma_op_reachable(op, mm_ok) ||
+	    ordma_copy_to_op(chan, op, off, hdr + 1, plen)) {
 		ordma_op_complete(chan, op, -EFAULT);
 		return;
 	}
@@ -405,10 +405,9 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 		}
 		if (placed) {
 			ordma_rx_placed(chan, n);
-		} else if (!op->res && (!mm_ok ||
-				      ordma_copy_to_user(chan, op->tid,
-							 op->addr + off,
-							 hdr + 1, plen))) {
+		} else if (!op->res && (!ordma_op_reachable(op, mm_ok) ||
+				      ordma_copy_to_op(chan, op, off, hdr + 1,
+						       plen))) {
 			op->res = -EFAULT;
 		}
 		op->done += n;

@@ -278,15 +278,17 @@ static void ordma_chan_work(struct work_struct *work)
 {
 	struct ordma_chan *chan = container_of(work, struct ordma_chan, work);
 	struct mm_struct *mm = chan->ofile->mm;
-	bool mm_ok = mmget_not_zero(mm);
+	/* A kernel user's file has no mm: all its memory is reachable. */
+	bool use_mm = mm && mmget_not_zero(mm);
+	bool mm_ok = !mm || use_mm;
 
-	if (mm_ok)
+	if (use_mm)
 		kthread_use_mm(mm);
 	mutex_lock(&chan->run);
 	while (ordma_xfer_step(chan, mm_ok))
 		cond_resched();
 	mutex_unlock(&chan->run);
-	if (mm_ok) {
+	if (use_mm) {
 		kthread_unuse_mm(mm);
 		mmput(mm);
 	}

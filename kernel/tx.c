@@ -295,9 +295,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 		op->t_start = t0;
 	if (seg) {
 		tx->seg_off = op->addr + op->posted - seg->uaddr;
-	} else if (!mm_ok ||
-		   ordma_copy_from_user(chan, op->tid, hdr + 1,
-					op->addr + op->posted, n)) {
+	} else if (!ordma_op_reachable(op, mm_ok) ||
+		   ordma_copy_from_op(chan, op, op->posted, hdr + 1, n)) {
 		op->res = -EFAULT;
 		/*
 		 * A buffer that faulted aborts the message. Without the mm the

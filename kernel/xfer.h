@@ -61,6 +61,11 @@ unsigned long ordma_copy_from_user(struct ordma_chan *chan, u64 id, void *dst,
 				   u64 uaddr, u64 n);
 unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
 				 const void *src, u64 n);
+bool ordma_op_reachable(const struct ordma_req *op, bool mm_ok);
+unsigned long ordma_copy_from_op(struct ordma_chan *chan, struct ordma_req *op,
+				 u64 off, void *dst, u64 n);
+unsigned long ordma_copy_to_op(struct ordma_chan *chan, struct ordma_req *op,
+			       u64 off, const void *src, u64 n);
 void ordma_xfer_take_submitted(struct ordma_chan *chan, struct list_head *sub);
 void ordma_op_complete(struct ordma_chan *chan, struct ordma_req *op, s64 res);
 void ordma_fail_queue(struct ordma_chan *chan, struct list_head *q, int err);

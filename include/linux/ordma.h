@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ordma's in-kernel API: channels to ordma peers (a process with libordma,
+ * or another kernel user) and messages out of and into kernel memory.
+ *
+ * A kernel user makes a context (ordma_kctx_create()); its channels come
+ * from ordma_kconnect() or from a listener's accept callback
+ * (ordma_klisten()). Operations are requests the caller owns, embedded in
+ * its own per-I/O state: nothing is allocated per operation. A request
+ * names its memory as an array of bio_vecs; ordma copies it through its
+ * pre-registered pool (Documentation/ordma/kernel-api.rst).
+ */
+#ifndef _LINUX_ORDMA_H
+#define _LINUX_ORDMA_H
+
+#include <linux/types.h>
+#include <linux/bvec.h>
+#include <linux/socket.h>
+#include <linux/bits.h>
+
+struct ordma_kctx;
+struct ordma_chan;
+struct ordma_klistener;
+
+/* Words of struct ordma_kreq that belong to ordma. */
+#define ORDMA_KREQ_WORDS	40
+
+/**
+ * struct ordma_kreq - one operation of a kernel user, in its own memory
+ * @bvec: the buffer: what a SEND sends, where a RECV puts the message
+ * @nr_bvec: entries of @bvec
+ * @len: bytes of @bvec the operation covers, from its start (1 to
+ *	ORDMA_KREQ_MAX_LEN); a RECV takes a message of at most @len bytes
+ * @done: called once when the operation is over, with the bytes sent or
+ *	received, or a negative errno; see ordma_ksend() for its context
+ * @__ordma: ordma's, from submission until @done is called
+ *
+ * The caller sets the fields above @__ordma, submits, and leaves the request
+ * and the memory @bvec points to alone until @done is called; then the
+ * request may be submitted again.
+ */
+struct ordma_kreq {
+	const struct bio_vec *bvec;
+	unsigned int nr_bvec;
+	size_t len;
+	void (*done)(struct ordma_kreq *req, ssize_t res);
+	unsigned long __ordma[ORDMA_KREQ_WORDS];
+};
+
+/* The largest operation, bytes: as for user space (ORDMA_MAX_LEN). */
+#define ORDMA_KREQ_MAX_LEN	BIT_ULL(30)
+
+/**
+ * struct ordma_kctx_ops - what a kernel user is told
+ * @chan_down: a channel of the context died by itself (the peer left or
+ *	broke the protocol, the device went away: @err is the errno its
+ *	operations fail with, negative). Called once per channel, from a
+ *	work item, never after ordma_kchan_close() of that channel has
+ *	returned; it may call ordma_kchan_close() on it. May be NULL.
+ */
+struct ordma_kctx_ops {
+	void (*chan_down)(struct ordma_chan *chan, void *priv, int err);
+};
+
+struct ordma_kctx *ordma_kctx_create(const char *name,
+				     const struct ordma_kctx_ops *ops);
+void ordma_kctx_destroy(struct ordma_kctx *ctx);
+
+int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
+		   u32 timeout_ms, void *priv, struct ordma_chan **out);
+void ordma_kchan_close(struct ordma_chan *chan);
+void *ordma_kchan_priv(struct ordma_chan *chan);
+void ordma_kchan_set_priv(struct ordma_chan *chan, void *priv);
+int ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer);
+
+/**
+ * typedef ordma_kaccept_t - a listener's callback for a new channel
+ * @lis: the listener
+ * @chan: the channel, established
+ * @priv: the listener's @priv
+ *
+ * Return 0 to keep @chan (it is the caller's from then on: close it with
+ * ordma_kchan_close()), or a negative errno to refuse it (ordma closes it).
+ * Runs in the listener's thread, process context; may sleep.
+ */
+typedef int (*ordma_kaccept_t)(struct ordma_klistener *lis,
+			       struct ordma_chan *chan, void *priv);
+
+int ordma_klisten(struct ordma_kctx *ctx, const struct sockaddr *addr,
+		  u32 backlog, ordma_kaccept_t accept, void *priv,
+		  struct ordma_klistener **out);
+void ordma_klisten_close(struct ordma_klistener *lis);
+
+int ordma_ksend(struct ordma_chan *chan, struct ordma_kreq *req);
+int ordma_krecv(struct ordma_chan *chan, struct ordma_kreq *req);
+
+#endif /* _LINUX_ORDMA_H */

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel API (include/linux/ordma.h): a kernel user is a file of its
+ * own (ordma_file_alloc_kern(): no mm, completions called back instead of
+ * queued), its channels are the channels user space gets, and its requests
+ * are struct ordma_req inside the caller's struct ordma_kreq, naming kernel
+ * memory by bio_vec. Beside uapi.c at the top: it calls the RDMA CM side
+ * (cm.c) and the data path's entry (sched.c), nothing calls it.
+ *
+ * Locking: ctx->lock (mutex) protects the context's lists of channels and
+ * listeners; it is taken by the API's calls only, in process context, and
+ * nests outside every lock of ordma (ordma_chan_close() runs under it).
+ * A listener's thread accepts channels and calls the user's accept.
+ */
+#include <linux/module.h>
+#include <linux/kthread.h>
+#include <linux/slab.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ordma.h>
+
+#include "entry.h"
+
+/**
+ * struct ordma_kctx - a kernel user
+ * @kern: what its file calls (container_of() leads back here)
+ * @ops: the user's callbacks
+ * @ofile: its file
+ * @lock: protects @chans and @listeners
+ * @chans: the channels it holds (struct ordma_chan knode)
+ * @listeners: its listeners (struct ordma_klistener node)
+ */
+struct ordma_kctx {
+	struct ordma_kern kern;
+	const struct ordma_kctx_ops *ops;
+	struct ordma_file *ofile;
+	struct mutex lock;		/* chans, listeners */
+	struct list_head chans;		/* lock */
+	struct list_head listeners;	/* lock */
+};
+
+/**
+ * struct ordma_klistener - a kernel user's listener and its thread
+ * @ctx: its user
+ * @lis: the listener
+ * @task: the thread that accepts its channels
+ * @accept: the user's callback
+ * @priv: for @accept
+ * @node: on @ctx's listeners
+ */
+struct ordma_klistener {
+	struct ordma_kctx *ctx;
+	struct ordma_listener *lis;
+	struct task_struct *task;
+	ordma_kaccept_t accept;
+	void *priv;
+	struct list_head node;
+};
+
+static struct ordma_kctx *ordma_kctx_of(const struct ordma_file *ofile)
+{
+	return container_of(ofile->kern, struct ordma_kctx, kern);
+}
+
+static struct ordma_req *ordma_kreq_op(struct ordma_kreq *req)
+{
+	return (struct ordma_req *)req->__ordma;
+}
+
+static void ordma_kapi_complete(struct ordma_req *op, s64 res)
+{
+	struct ordma_kreq *req = container_of((unsigned long *)op,
+					      struct ordma_kreq, __ordma[0]);
+
+	req->done(req, res);
+}
+
+static void ordma_kapi_chan_down(struct ordma_chan *chan, int err)
+{
+	struct ordma_kctx *ctx = ordma_kctx_of(chan->ofile);
+
+	if (ctx->ops && ctx->ops->chan_down)
+		ctx->ops->chan_down(chan, chan->kpriv, err);
+}
+
+/**
+ * ordma_kctx_create() - become a kernel user of ordma
+ * @name: the user's name, shown by netlink as its channels' command
+ * @ops: its callbacks (copied by reference: must outlive the context), or
+ *	NULL
+ *
+ * Context: process context, may sleep.
+ * Return: the context, or ERR_PTR(-ENOMEM).
+ */
+struct ordma_kctx *ordma_kctx_create(const char *name,
+				     const struct ordma_kctx_ops *ops)
+{
+	struct ordma_kctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->kern.complete = ordma_kapi_complete;
+	ctx->kern.chan_down = ordma_kapi_chan_down;
+	ctx->ops = ops;
+	mutex_init(&ctx->lock);
+	INIT_LIST_HEAD(&ctx->chans);
+	INIT_LIST_HEAD(&ctx->listeners);
+	ctx->ofile = ordma_file_alloc_kern(name, &ctx->kern);
+	if (!ctx->ofile) {
+		kfree(ctx);
+		return ERR_PTR(-ENOMEM);
+	}
+	return ctx;
+}
+EXPORT_SYMBOL_GPL(ordma_kctx_create);
+
+/**
+ * ordma_kctx_destroy() - stop being a kernel user
+ * @ctx: the context
+ *
+ * Closes its listeners, then the channels it still holds (their queued
+ * operations complete with -ECANCELED first). No callback of @ctx runs
+ * once this returns.
+ *
+ * Context: process context, may sleep; not from a callback of @ctx.
+ */
+void ordma_kctx_destroy(struct ordma_kctx *ctx)
+{
+	struct ordma_klistener *kl;
+	struct ordma_chan *chan;
+
+	for (;;) {
+		mutex_lock(&ctx->lock);
+		kl = list_first_entry_or_null(&ctx->listeners,
+					      struct ordma_klistener, node);
+		mutex_unlock(&ctx->lock);
+		if (!kl)
+			break;
+		ordma_klisten_close(kl);
+	}
+	for (;;) {
+		mutex_lock(&ctx->lock);
+		chan = list_first_entry_or_null(&ctx->chans, struct ordma_chan,
+						knode);
+		mutex_unlock(&ctx->lock);
+		if (!chan)
+			break;
+		ordma_kchan_close(chan);
+	}
+	ordma_file_put(ctx->ofile);
+	kfree(ctx);
+}
+EXPORT_SYMBOL_GPL(ordma_kctx_destroy);
+
+/* A copy of a caller's AF_INET or AF_INET6 address, or -EAFNOSUPPORT. */
+static int ordma_kaddr(const struct sockaddr *addr,
+		       struct sockaddr_storage *ss)
+{
+	size_t len;
+
+	if (!addr)
+		return -EINVAL;
+	if (addr->sa_family == AF_INET)
+		len = sizeof(struct sockaddr_in);
+	else if (addr->sa_family == AF_INET6)
+		len = sizeof(struct sockaddr_in6);
+	else
+		return -EAFNOSUPPORT;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, addr, len);
+	return 0;
+}
+
+/* @chan is @ctx's user's from now on. */
+static void ordma_kchan_hold(struct ordma_kctx *ctx, struct ordma_chan *chan,
+			     void *priv)
+{
+	chan->kpriv = priv;
+	mutex_lock(&ctx->lock);
+	list_add_tail(&chan->knode, &ctx->chans);
+	mutex_unlock(&ctx->lock);
+	ordma_chan_own(chan);
+}
+
+/**
+ * ordma_kconnect() - open a channel to a listener
+ * @ctx: the kernel user
+ * @addr: the listener's address (AF_INET or AF_INET6): a process's
+ *	ordma_listen() or a kernel user's ordma_klisten()
+ * @timeout_ms: give up after this long, 0 for the default (as
+ *	ORDMA_IOC_CONNECT)
+ * @priv: the channel's pointer for the user (ordma_kchan_priv(), and
+ *	the @priv of chan_down)
+ * @out: the channel, established
+ *
+ * Context: process context, may sleep (until the connection is up).
+ * Return: 0, or a negative errno: -EAFNOSUPPORT or -EINVAL for @addr, else
+ * as ORDMA_IOC_CONNECT (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
+ * ENODEV, EINTR, ENOMEM, ENOBUFS, EPROTO).
+ */
+int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
+		   u32 timeout_ms, void *priv, struct ordma_chan **out)
+{
+	struct sockaddr_storage ss;
+	struct ordma_chan *chan;
+	int ret;
+
+	ret = ordma_kaddr(addr, &ss);
+	if (ret)
+		return ret;
+	ret = ordma_chan_connect(ctx->ofile, (struct sockaddr *)&ss,
+				 timeout_ms, &chan);
+	if (ret)
+		return ret;
+	ordma_kchan_hold(ctx, chan, priv);
+	*out = chan;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ordma_kconnect);
+
+/**
+ * ordma_kchan_close() - close a channel of a kernel user
+ * @chan: the channel
+ *
+ * Its operations still queued complete with -ECANCELED (their callbacks
+ * run before this returns); no callback names @chan once this returns.
+ *
+ * Context: process context, may sleep; from chan_down too, but not from
+ * an operation's done callback.
+ */
+void ordma_kchan_close(struct ordma_chan *chan)
+{
+	struct ordma_kctx *ctx = ordma_kctx_of(chan->ofile);
+
+	ordma_chan_disown(chan);
+	mutex_lock(&ctx->lock);
+	list_del_init(&chan->knode);
+	mutex_unlock(&ctx->lock);
+	ordma_chan_close(chan, -ECANCELED);
+	ordma_chan_put(chan);
+}
+EXPORT_SYMBOL_GPL(ordma_kchan_close);
+
+/**
+ * ordma_kchan_priv() - the user's pointer for a channel
+ * @chan: the channel
+ *
+ * Return: what ordma_kconnect() or ordma_kchan_set_priv() set, or NULL.
+ */
+void *ordma_kchan_priv(struct ordma_chan *chan)
+{
+	return READ_ONCE(chan->kpriv);
+}
+EXPORT_SYMBOL_GPL(ordma_kchan_priv);
+
+/**
+ * ordma_kchan_set_priv() - set the user's pointer for a channel
+ * @chan: the channel
+ * @priv: the pointer, passed to chan_down from now on
+ */
+void ordma_kchan_set_priv(struct ordma_chan *chan, void *priv)
+{
+	WRITE_ONCE(chan->kpriv, priv);
+}
+EXPORT_SYMBOL_GPL(ordma_kchan_set_priv);
+
+/**
+ * ordma_kchan_peer() - the address of a channel's other end
+ * @chan: the channel
+ * @peer: its address
+ *
+ * Return: 0.
+ */
+int ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer)
+{
+	memcpy(peer, ordma_chan_peer(chan), sizeof(*peer));
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ordma_kchan_peer);
+
+/* Sleep until kthread_stop(). */
+static void ordma_klisten_idle(void)
+{
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
+/*
+ * The listener's thread: accept a channel, give it to the user; once the
+ * listener is closed (by ordma_klisten_close() or the device's removal),
+ * wait to be stopped.
+ */
+static int ordma_klisten_thread(void *arg)
+{
+	struct ordma_klistener *kl = arg;
+	struct ordma_chan *chan;
+	int ret;
+
+	while (!kthread_should_stop()) {
+		ret = ordma_listener_accept(kl->lis, false, &chan);
+		if (ret == -EINTR)
+			continue;
+		if (ret)
+			break;
+		ordma_kchan_hold(kl->ctx, chan, NULL);
+		if (kl->accept(kl, chan, kl->priv))
+			ordma_kchan_close(chan);
+	}
+	ordma_klisten_idle();
+	return 0;
+}
+
+/**
+ * ordma_klisten() - listen for channels, handed to a callback
+ * @ctx: the kernel user
+ * @addr: local address and port (AF_INET or AF_INET6)
+ * @backlog: connections waiting for the callback, 0 for the default
+ * @accept: called for each channel established, in the listener's thread
+ * @priv: for @accept
+ * @out: the listener
+ *
+ * A listener whose device goes away stops accepting; close it still.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or a negative errno: -EAFNOSUPPORT or -EINVAL for @addr or
+ * @accept, else as ORDMA_IOC_LISTEN (EADDRINUSE, EADDRNOTAVAIL, ENOMEM).
+ */
+int ordma_klisten(struct ordma_kctx *ctx, const struct sockaddr *addr,
+		  u32 backlog, ordma_kaccept_t accept, void *priv,
+		  struct ordma_klistener **out)
+{
+	struct ordma_klistener *kl;
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (!accept)
+		return -EINVAL;
+	ret = ordma_kaddr(addr, &ss);
+	if (ret)
+		return ret;
+	kl = kzalloc(sizeof(*kl), GFP_KERNEL);
+	if (!kl)
+		return -ENOMEM;
+	kl->ctx = ctx;
+	kl->accept = accept;
+	kl->priv = priv;
+	ret = ordma_listener_create(ctx->ofile, (struct sockaddr *)&ss, backlog,
+				    &kl->lis);
+	if (ret)
+		goto err_free;
+	kl->task = kthread_run(ordma_klisten_thread, kl, "ordma-listen/%u",
+			       kl->lis->obj.id);
+	if (IS_ERR(kl->task)) {
+		ret = PTR_ERR(kl->task);
+		goto err_close;
+	}
+	mutex_lock(&ctx->lock);
+	list_add_tail(&kl->node, &ctx->listeners);
+	mutex_unlock(&ctx->lock);
+	*out = kl;
+	return 0;
+
+err_close:
+	ordma_listener_close(kl->lis);
+	ordma_listener_put(kl->lis);
+err_free:
+	kfree(kl);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ordma_klisten);
+
+/**
+ * ordma_klisten_close() - stop listening
+ * @lis: the listener
+ *
+ * Channels not handed to the callback yet are closed; those handed stay
+ * the user's. Its accept does not run once this returns.
+ *
+ * Context: process context, may sleep; not from its accept.
+ */
+void ordma_klisten_close(struct ordma_klistener *lis)
+{
+	struct ordma_kctx *ctx = lis->ctx;
+
+	mutex_lock(&ctx->lock);
+	list_del(&lis->node);
+	mutex_unlock(&ctx->lock);
+	/* Wakes the thread's accept, which fails from now on. */
+	ordma_listener_close(lis->lis);
+	kthread_stop(lis->task);
+	ordma_listener_put(lis->lis);
+	kfree(lis);
+}
+EXPORT_SYMBOL_GPL(ordma_klisten_close);
+
+/* Check @req and make its operation @op. */
+static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
+			     u32 op_code)
+{
+	struct ordma_req *op = ordma_kreq_op(req);
+	size_t have = 0;
+	unsigned int i;
+
+	BUILD_BUG_ON(sizeof(struct ordma_req) > sizeof(req->__ordma));
+	if (!chan->ofile->kern || !req->done || !req->bvec || !req->nr_bvec ||
+	    !req->len || req->len > ORDMA_KREQ_MAX_LEN)
+		return -EINVAL;
+	for (i = 0; i < req->nr_bvec && have < req->len; i++)
+		have += req->bvec[i].bv_len;
+	if (have < req->len)
+		return -EINVAL;
+	memset(op, 0, sizeof(*op));
+	op->op = op_code;
+	op->bvec = req->bvec;
+	op->nr_bvec = i;
+	op->len = req->len;
+	return ordma_chan_submit(chan, op, false);
+}
+
+/**
+ * ordma_ksend() - send a message out of kernel memory
+ * @chan: a channel of a kernel user
+ * @req: the request: @bvec, @nr_bvec, @len (the message) and @done
+ *
+ * The message is copied into the channel's pool chunks as they come free
+ * and goes to the peer's next RECV; messages go out in submission order.
+ * @done gets @len once the peer's side took every byte, or a negative
+ * errno: -ECANCELED (closed), -ENOTCONN (the peer left), -ENODEV (the
+ * device went away), -EREMOTEIO (the peer failed its side), -EPROTO,
+ * -ETIMEDOUT, -ENOBUFS or -EACCES (the peer broke a rule). @done runs in process
+ * context (ordma's worker, or a task submitting on the same channel),
+ * with the channel's data path held: it may submit on any channel, must
+ * not sleep for long and must not close a channel.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 (@done will be called), or a negative errno and @done will not
+ * be: -EINVAL (a malformed request), or the channel's errno if it is dead.
+ */
+int ordma_ksend(struct ordma_chan *chan, struct ordma_kreq *req)
+{
+	return ordma_kreq_submit(chan, req, ORDMA_OP_SEND);
+}
+EXPORT_SYMBOL_GPL(ordma_ksend);
+
+/**
+ * ordma_krecv() - receive a message into kernel memory
+ * @chan: a channel of a kernel user
+ * @req: the request: @bvec, @nr_bvec, @len (the most it takes) and @done
+ *
+ * Takes the peer's next message not taken yet, in order. @done gets the
+ * message's length, or a negative errno as for ordma_ksend(), or -EMSGSIZE
+ * (the message is longer than @len: it stays for a later, larger RECV),
+ * in the same context. A peer that left gracefully: RECVs get what it sent before
+ * leaving, then -ENOTCONN.
+ *
+ * Context: process context, may sleep.
+ * Return: as ordma_ksend().
+ */
+int ordma_krecv(struct ordma_chan *chan, struct ordma_kreq *req)
+{
+	return ordma_kreq_submit(chan, req, ORDMA_OP_RECV);
+}
+EXPORT_SYMBOL_GPL(ordma_krecv);
