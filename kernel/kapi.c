@@ -148,6 +148,8 @@ void ordma_kctx_destroy(struct ordma_kctx *ctx)
 			break;
 		ordma_kchan_close(chan);
 	}
+	/* A chan_down that closed its channel meanwhile has returned too. */
+	flush_workqueue(ordma_wq);
 	ordma_file_put(ctx->ofile);
 	kfree(ctx);
 }
@@ -232,11 +234,16 @@ EXPORT_SYMBOL_GPL(ordma_kconnect);
 void ordma_kchan_close(struct ordma_chan *chan)
 {
 	struct ordma_kctx *ctx = ordma_kctx_of(chan->ofile);
+	bool held;
 
-	ordma_chan_disown(chan);
+	/* Closed once: by its user, or by ordma_kctx_destroy(). */
 	mutex_lock(&ctx->lock);
+	held = !list_empty(&chan->knode);
 	list_del_init(&chan->knode);
 	mutex_unlock(&ctx->lock);
+	if (!held)
+		return;
+	ordma_chan_disown(chan);
 	ordma_chan_close(chan, -ECANCELED);
 	ordma_chan_put(chan);
 }

@@ -47,7 +47,7 @@ struct ordma_kreq {
 	unsigned long __ordma[ORDMA_KREQ_WORDS];
 };
 
-/* The largest operation, bytes: as for user space (ORDMA_MAX_LEN). */
+/* The largest operation, bytes. */
 #define ORDMA_KREQ_MAX_LEN	BIT_ULL(30)
 
 /**
