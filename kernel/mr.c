@@ -77,6 +77,13 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	u32 kind;
 	u64 t0, ns;
 
+	if (seg->kern) {
+		ib_dma_unmap_sgtable_attrs(chan->pd->device, &seg->sgt,
+					   DMA_TO_DEVICE, 0);
+		sg_free_table(&seg->sgt);
+		seg->kern = false;
+		return;
+	}
 	if (seg->npins) {
 		while (seg->npins)
 			ordma_pin_put(chan, seg->pins[--seg->npins]);
@@ -345,9 +352,119 @@ static void ordma_mr_work(struct work_struct *work)
 	}
 }
 
+/*
+ * A kernel user's source: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
+ * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
+ * pinning, and are sent from with the PD's local_dma_lkey.
+ */
+static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
+			      const struct ordma_req *op)
+{
+	const struct bio_vec *bv = op->bvec;
+	u64 skip = seg->uaddr, left, take, off;
+	unsigned int i, first, n = 0;
+	struct scatterlist *sg;
+	int ret;
+
+	for (i = 0; i < op->nr_bvec && skip >= bv[i].bv_len; i++)
+		skip -= bv[i].bv_len;
+	first = i;
+	for (left = seg->len, off = skip; i < op->nr_bvec && left; i++) {
+		left -= min_t(u64, left, bv[i].bv_len - off);
+		off = 0;
+		n++;
+	}
+	if (WARN_ON_ONCE(left || !n))
+		return -EINVAL;
+	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	left = seg->len;
+	for_each_sgtable_sg(&seg->sgt, sg, i) {
+		off = bv[first + i].bv_offset + skip;
+		take = min_t(u64, left, bv[first + i].bv_len - skip);
+		sg_set_page(sg, nth_page(bv[first + i].bv_page, off >> PAGE_SHIFT),
+			    take, offset_in_page(off));
+		left -= take;
+		skip = 0;
+	}
+	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt,
+				       DMA_TO_DEVICE, 0);
+	if (ret) {
+		sg_free_table(&seg->sgt);
+		return ret;
+	}
+	seg->kern = true;
+	return 0;
+}
+
+/**
+ * ordma_seg_sges() - scatter entries for bytes of a source segment
+ * @seg: the segment, ready
+ * @addr: address of the first byte to send, inside @seg (an offset in its
+ *	operation's buffer for a kernel user's)
+ * @len: bytes to send
+ * @lkey: the PD's local_dma_lkey
+ * @sge: filled with up to @max entries, or NULL only to count
+ * @max: entries available
+ * @nsge: entries used
+ *
+ * Return: bytes the entries cover: @len, or less when @max ran out.
+ */
+u64 ordma_seg_sges(const struct ordma_seg *seg, u64 addr, u64 len, u32 lkey,
+		   struct ib_sge *sge, u32 max, u32 *nsge)
+{
+	u64 off = addr - seg->uaddr, done = 0, n, l;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	if (!seg->kern)
+		return ordma_pin_sges(seg->pins, seg->npins, addr, len, lkey,
+				      sge, max, nsge);
+	*nsge = 0;
+	for_each_sgtable_dma_sg(&seg->sgt, sg, i) {
+		l = sg_dma_len(sg);
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		if (*nsge == max)
+			break;
+		n = min(len - done, l - off);
+		if (sge) {
+			sge[*nsge].addr = sg_dma_address(sg) + off;
+			sge[*nsge].length = n;
+			sge[*nsge].lkey = lkey;
+		}
+		(*nsge)++;
+		done += n;
+		off = 0;
+		if (done == len)
+			break;
+	}
+	return done;
+}
+
+/**
+ * ordma_seg_sync() - make bytes of a source segment visible to the device
+ * @ibdev: the device
+ * @seg: the segment
+ * @addr: address of the first byte about to be sent (as ordma_seg_sges())
+ * @len: bytes
+ *
+ * A kernel user's source was mapped after its bytes were final: nothing.
+ */
+void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,
+		    u64 addr, u64 len)
+{
+	if (!seg->kern)
+		ordma_pin_sync(ibdev, seg->pins, seg->npins, addr, len);
+}
+
 static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 				       u64 len, bool write, u64 wtoken,
-				       bool standing)
+				       bool standing,
+				       const struct ordma_req *kop)
 {
 	struct ordma_seg *seg;
 	u32 limit, pinned;
@@ -374,9 +491,18 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
 	INIT_LIST_HEAD(&seg->q_node);
-	/* A source the cache holds whole is ready now: no work to queue. */
-	if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
-				     &seg->npins, &pinned)) {
+	/*
+	 * A kernel user's source, or a source the cache holds whole, is
+	 * ready now: no work to queue.
+	 */
+	if (kop) {
+		if (ordma_seg_map_kern(chan, seg, kop)) {
+			kfree(seg);
+			return NULL;
+		}
+		seg->state = ORDMA_SEG_USED;
+	} else if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
+					    &seg->npins, &pinned)) {
 		ordma_seg_hold(chan, seg);
 		seg->state = ORDMA_SEG_USED;
 	}
@@ -421,7 +547,26 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, uaddr, len, write, wtoken, false);
+	return ordma_seg_add(chan, uaddr, len, write, wtoken, false, NULL);
+}
+
+/**
+ * ordma_seg_queue_kern() - a range of a kernel user's source, ready at once
+ * @chan: the channel; called by its worker
+ * @op: the SEND, of a kernel user's file
+ * @off: start of the range in @op's buffer
+ * @len: its length
+ *
+ * Return: the segment (USED: DMA-mapped, sent from with the PD's
+ * local_dma_lkey) or NULL when out of memory or out of segment slots.
+ */
+struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
+				       const struct ordma_req *op, u64 off,
+				       u64 len)
+{
+	ordma_chan_assert_run(chan);
+
+	return ordma_seg_add(chan, off, len, false, 0, false, op);
 }
 
 /**
@@ -443,7 +588,7 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, uaddr, len, true, wtoken, true);
+	return ordma_seg_add(chan, uaddr, len, true, wtoken, true, NULL);
 }
 
 /**

@@ -259,8 +259,9 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	plan->copy_len = total;
 	plan->seg_first = 0;
 	plan->seg_max = 0;
-	/* A kernel user's buffer goes through chunks (no segments of it yet). */
-	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY || op->bvec) {
+	/* A kernel user's RECV goes through chunks (no destination of it yet). */
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY ||
+	    (op->bvec && op->op == ORDMA_OP_RECV)) {
 		ordma_trace(plan, chan, op->tid, op->op, mode, total, total,
 			    0, 0, false, 0, 0);
 		goto out;
@@ -268,8 +269,12 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	spin_lock(&odev->model_lock);
 	m = odev->model;
 	spin_unlock(&odev->model_lock);
-	/* A source the cache holds costs nothing to pin, nor to let go of. */
-	if (op->op != ORDMA_OP_RECV && ordma_pin_cached(chan, op->addr, total)) {
+	/*
+	 * A source the cache holds, or a kernel user's (DMA-mapped as it
+	 * is), costs nothing to pin, nor to let go of.
+	 */
+	if (op->op != ORDMA_OP_RECV &&
+	    (op->bvec || ordma_pin_cached(chan, op->addr, total))) {
 		cached = true;
 		m.reg_ns = 0;
 		m.pin_ns_page = 0;
@@ -307,9 +312,12 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
-		seg = ordma_seg_queue(chan, start, end - start, write,
-				      write && op->op == ORDMA_OP_WRITE ?
-				      op->token : 0);
+		if (op->bvec)
+			seg = ordma_seg_queue_kern(chan, op, start, end - start);
+		else
+			seg = ordma_seg_queue(chan, start, end - start, write,
+					      write && op->op == ORDMA_OP_WRITE ?
+					      op->token : 0);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;

@@ -285,8 +285,7 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	if (seg) {
 		u32 nsge;
 
-		n = ordma_pin_sges(seg->pins, seg->npins,
-				   op->addr + op->posted, n, 0, NULL,
+		n = ordma_seg_sges(seg, op->addr + op->posted, n, 0, NULL,
 				   chan->send_sge - 1, &nsge);
 	}
 	tx->seg = seg;

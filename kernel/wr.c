@@ -406,11 +406,10 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 	 * pinned pages (cut by ordma_tx_fill_op() to fit the entries).
 	 */
 	if (seg) {
-		if (ordma_pin_sges(seg->pins, seg->npins,
-				   seg->uaddr + tx->seg_off, plen, lkey, pay,
-				   chan->send_sge - 1, &npay) != plen)
+		if (ordma_seg_sges(seg, seg->uaddr + tx->seg_off, plen, lkey,
+				   pay, chan->send_sge - 1, &npay) != plen)
 			return -EINVAL;
-		ordma_pin_sync(chan->odev->ibdev, seg->pins, seg->npins,
+		ordma_seg_sync(chan->odev->ibdev, seg,
 			       seg->uaddr + tx->seg_off, plen);
 	} else {
 		pay->addr = chunk->dma + ORDMA_HDR_LEN;
