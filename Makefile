@@ -16,8 +16,8 @@ CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Wno-unused-parameter -Werror -D_GNU_SOURCE
 TEST_CPPFLAGS := -Iinclude/uapi -I$(KSFT) -Iselftests
 
-LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
-	     $(wildcard include/uapi/linux/*.h include/linux/*.h)
+LINT_SRCS := $(filter-out %.mod.c,$(wildcard kernel/*.c selftests/kmod/*.c samples/*/*.c)) \
+	     $(wildcard kernel/*.h include/uapi/linux/*.h include/linux/*.h samples/*/*.h)
 
 GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
@@ -142,7 +142,8 @@ clean:
 # DESTDIR=...` installs the library, <libordma.h> and <linux/ordma.h>,
 # ordma.pc, the man pages, ordmacp, ordma-bench and ordmactl; `make
 # modules_install` installs the module through kbuild (INSTALL_MOD_PATH,
-# INSTALL_MOD_DIR honoured).
+# INSTALL_MOD_DIR honoured); the test and sample modules built beside it
+# stay in the tree.
 
 ORDMA_VERSION	:= 1.0.0
 ORDMA_SONAME	:= libordma.so.1
@@ -236,7 +237,7 @@ install: lib tools/ordmacp tools/ordma-bench tools/ordmactl
 		$(DESTDIR)$(BINDIR)/
 
 modules_install: modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules_install
 
 clean: clean-lib
 

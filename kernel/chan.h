@@ -175,8 +175,9 @@ struct ordma_frwr {
  * @fast: @mr is a fast registration (frwr.c), else from ib_reg_user_mr()
  * @dpages: a fast-registered destination's pinned pages, @ndpages of them
  * @sgt: and their DMA mapping; or a kernel user's source's (@kern)
- * @kern: a range of a kernel user's SEND (its offsets are @uaddr): its
- *	pages DMA-mapped in @sgt, not pinned, sent from with local_dma_lkey
+ * @kern: a range of a kernel user's buffer (its offsets are @uaddr): its
+ *	pages DMA-mapped in @sgt, not pinned; a source is sent from with
+ *	local_dma_lkey, a destination fast-registered (no @dpages)
  * @pins: a source's pinned ranges from the channel's cache (pin.c), in
  *	address order, together covering [@uaddr, @uaddr + @len); sent from
  *	with the PD's local_dma_lkey
@@ -695,7 +696,7 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 					   u64 len, u64 wtoken);
 struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
 				       const struct ordma_req *op, u64 off,
-				       u64 len);
+				       u64 len, bool write);
 u64 ordma_seg_sges(const struct ordma_seg *seg, u64 addr, u64 len, u32 lkey,
 		   struct ib_sge *sge, u32 max, u32 *nsge);
 void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,

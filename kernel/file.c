@@ -209,8 +209,8 @@ bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,
  *	user does, told through ofile->kern)
  * @res: bytes done or a negative errno
  *
- * Any context; a kernel user's file: process context, with the operation's
- * channel's run mutex held.
+ * Any context; a kernel user's file: process context (a channel's data
+ * path, or its registration worker).
  */
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res)

@@ -20,8 +20,7 @@ struct ordma_chan;
 /**
  * struct ordma_kern - what the file of a kernel user calls (kapi.c)
  * @complete: an operation is over, with @res; instead of the completion
- *	queue. Called where ordma_file_complete() is, under the channel's
- *	run mutex.
+ *	queue. Called where ordma_file_complete() is: process context.
  * @chan_down: a channel of the file that its user holds died by itself,
  *	@err its errno (chan.c, from a work item)
  */

@@ -206,17 +206,67 @@ static void ordma_frwr_mr_put(struct ordma_chan *chan, struct ordma_seg *seg,
 		ib_dereg_mr(mr);
 }
 
-/* Undo the pinning and mapping of ordma_frwr_reg(); @seg->mr is invalid. */
-static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg)
+/*
+ * Undo the mapping of @seg (ordma_frwr_pin()'s or mr.c's for a kernel
+ * user's), and the pinning; @seg->mr is invalid. @dirty: the peer may have
+ * written into the pages.
+ */
+static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg,
+			       bool dirty)
 {
 	struct ib_device *ibdev = chan->pd->device;
 
 	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
 	sg_free_table(&seg->sgt);
-	unpin_user_pages_dirty_lock(seg->dpages, seg->ndpages, true);
+	if (seg->kern)
+		return;
+	if (dirty)
+		unpin_user_pages_dirty_lock(seg->dpages, seg->ndpages, true);
+	else
+		unpin_user_pages(seg->dpages, seg->ndpages);
 	kvfree(seg->dpages);
 	seg->dpages = NULL;
 	seg->ndpages = 0;
+}
+
+/* Pin a user's destination for writing and DMA-map it into @seg->sgt. */
+static int ordma_frwr_pin(struct ordma_chan *chan, struct ordma_seg *seg,
+			  u32 npages)
+{
+	struct ib_device *ibdev = chan->pd->device;
+	int got, ret;
+
+	seg->dpages = kvmalloc_array(npages, sizeof(*seg->dpages), GFP_KERNEL);
+	if (!seg->dpages)
+		return -ENOMEM;
+	got = pin_user_pages_fast(seg->uaddr & PAGE_MASK, npages,
+				  FOLL_WRITE | FOLL_LONGTERM, seg->dpages);
+	if (got != npages) {
+		ret = got < 0 ? got : -EFAULT;
+		if (got > 0)
+			unpin_user_pages(seg->dpages, got);
+		goto free_pages;
+	}
+	seg->ndpages = npages;
+	ret = sg_alloc_table_from_pages(&seg->sgt, seg->dpages, npages,
+					offset_in_page(seg->uaddr), seg->len,
+					GFP_KERNEL);
+	if (ret)
+		goto unpin;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
+	if (ret)
+		goto free_sgt;
+	return 0;
+
+free_sgt:
+	sg_free_table(&seg->sgt);
+unpin:
+	unpin_user_pages(seg->dpages, npages);
+	seg->ndpages = 0;
+free_pages:
+	kvfree(seg->dpages);
+	seg->dpages = NULL;
+	return ret;
 }
 
 /**
@@ -224,7 +274,8 @@ static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg)
  * @chan: its channel; called by the registration worker, with the owner's
  *	mm adopted
  * @seg: the destination (@seg->write), not registered; its pages are
- *	charged to the owner's RLIMIT_MEMLOCK
+ *	charged to the owner's RLIMIT_MEMLOCK, or a kernel user's, mapped
+ *	already (@seg->kern)
  * @npages: the pages it spans
  * @iova_base: the page-aligned address its first page has for the peer
  *
@@ -257,32 +308,19 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		}
 	}
 
-	seg->dpages = kvmalloc_array(npages, sizeof(*seg->dpages), GFP_KERNEL);
-	if (!seg->dpages)
-		return -ENOMEM;
-	got = pin_user_pages_fast(seg->uaddr & PAGE_MASK, npages,
-				  FOLL_WRITE | FOLL_LONGTERM, seg->dpages);
-	if (got != npages) {
-		ret = got < 0 ? got : -EFAULT;
-		if (got > 0)
-			unpin_user_pages(seg->dpages, got);
-		goto free_pages;
+	/* A kernel user's pages are not pinned, and mr.c mapped them. */
+	if (!seg->kern) {
+		ret = ordma_frwr_pin(chan, seg, npages);
+		if (ret)
+			return ret;
 	}
-	seg->ndpages = npages;
-	ret = sg_alloc_table_from_pages(&seg->sgt, seg->dpages, npages,
-					offset_in_page(seg->uaddr), seg->len,
-					GFP_KERNEL);
-	if (ret)
-		goto unpin;
-	ret = ib_dma_map_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
-	if (ret)
-		goto free_sgt;
 
 	mr = ordma_frwr_mr_get(chan, seg, npages);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
 		goto unmap;
 	}
+	/* Short where entries inside the range do not fill whole pages. */
 	got = ib_map_mr_sg(mr, seg->sgt.sgl, seg->sgt.nents, NULL, PAGE_SIZE);
 	if (got != seg->sgt.nents) {
 		ret = got < 0 ? got : -EINVAL;
@@ -311,15 +349,9 @@ put_mr:
 	/* fr->broken when the device failed it: the MR is freed, not kept. */
 	ordma_frwr_mr_put(chan, seg, mr);
 unmap:
-	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
-free_sgt:
-	sg_free_table(&seg->sgt);
-unpin:
-	unpin_user_pages(seg->dpages, npages);
-	seg->ndpages = 0;
-free_pages:
-	kvfree(seg->dpages);
-	seg->dpages = NULL;
+	/* A kernel user's mapping is mr.c's to undo. */
+	if (!seg->kern)
+		ordma_frwr_release(chan, seg, false);
 	return ret;
 }
 
@@ -348,7 +380,7 @@ void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg)
 	ordma_frwr_mr_put(chan, seg, mr);
 	seg->mr = NULL;
 	seg->fast = false;
-	ordma_frwr_release(chan, seg);
+	ordma_frwr_release(chan, seg, true);
 }
 
 /**

@@ -9,8 +9,10 @@
  *
  * Locking: ctx->lock (mutex) protects the context's lists of channels and
  * listeners; it is taken by the API's calls only, in process context, and
- * nests outside every lock of ordma (ordma_chan_close() runs under it).
- * A listener's thread accepts channels and calls the user's accept.
+ * nests outside chan->lock (ordma_chan_own() runs under it, so that a
+ * channel its user closed meanwhile is not owned again); nothing that
+ * sleeps on ordma's other locks runs under it. A listener's thread accepts
+ * channels and calls the user's accept.
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
@@ -174,7 +176,7 @@ static int ordma_kaddr(const struct sockaddr *addr,
 	return 0;
 }
 
-/* @chan is @ctx's user's from now on. */
+/* @chan is @ctx's user's from now on: listed, its death not told yet. */
 static void ordma_kchan_hold(struct ordma_kctx *ctx, struct ordma_chan *chan,
 			     void *priv)
 {
@@ -182,7 +184,6 @@ static void ordma_kchan_hold(struct ordma_kctx *ctx, struct ordma_chan *chan,
 	mutex_lock(&ctx->lock);
 	list_add_tail(&chan->knode, &ctx->chans);
 	mutex_unlock(&ctx->lock);
-	ordma_chan_own(chan);
 }
 
 /**
@@ -216,6 +217,7 @@ int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
 	if (ret)
 		return ret;
 	ordma_kchan_hold(ctx, chan, priv);
+	ordma_chan_own(chan);
 	*out = chan;
 	return 0;
 }
@@ -276,15 +278,21 @@ EXPORT_SYMBOL_GPL(ordma_kchan_set_priv);
  * ordma_kchan_peer() - the address of a channel's other end
  * @chan: the channel
  * @peer: its address
- *
- * Return: 0.
  */
-int ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer)
+void ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer)
 {
 	memcpy(peer, ordma_chan_peer(chan), sizeof(*peer));
-	return 0;
 }
 EXPORT_SYMBOL_GPL(ordma_kchan_peer);
+
+/* Tell @chan's death from now on, unless its user closed it already. */
+static void ordma_kchan_own(struct ordma_kctx *ctx, struct ordma_chan *chan)
+{
+	mutex_lock(&ctx->lock);
+	if (!list_empty(&chan->knode))
+		ordma_chan_own(chan);
+	mutex_unlock(&ctx->lock);
+}
 
 /* Sleep until kthread_stop(). */
 static void ordma_klisten_idle(void)
@@ -315,9 +323,18 @@ static int ordma_klisten_thread(void *arg)
 			continue;
 		if (ret)
 			break;
+		/*
+		 * Listed first, so that accept may close it; its death is
+		 * told once accept has kept it (and set its pointer).
+		 */
 		ordma_kchan_hold(kl->ctx, chan, NULL);
+		/* Ours till the end of this, whatever accept does. */
+		ordma_chan_get(chan);
 		if (kl->accept(kl, chan, kl->priv))
 			ordma_kchan_close(chan);
+		else
+			ordma_kchan_own(kl->ctx, chan);
+		ordma_chan_put(chan);
 	}
 	ordma_klisten_idle();
 	return 0;
@@ -440,10 +457,15 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
  * @done gets @len once the peer's side took every byte, or a negative
  * errno: -ECANCELED (closed), -ENOTCONN (the peer left), -ENODEV (the
  * device went away), -EREMOTEIO (the peer failed its side), -EPROTO,
- * -ETIMEDOUT, -ENOBUFS or -EACCES (the peer broke a rule). @done runs in process
- * context (ordma's worker, or a task submitting on the same channel),
- * with the channel's data path held: it may submit on any channel, must
- * not sleep for long and must not close a channel.
+ * -ETIMEDOUT, -ENOBUFS or -EACCES (the peer broke a rule). @done runs in
+ * process context (one of ordma's workers, or a task submitting on the
+ * same channel: it may run inside this very call, so the caller must not
+ * hold a lock that @done takes): it may submit on any channel, must not
+ * sleep for long and must not close a channel.
+ *
+ * The bytes go zero-copy from the pages (DMA-mapped, sent with the PD's
+ * local_dma_lkey), or through the channel's pool chunks where the planner
+ * says so.
  *
  * Context: process context, may sleep.
  * Return: 0 (@done will be called), or a negative errno and @done will not
@@ -460,7 +482,9 @@ EXPORT_SYMBOL_GPL(ordma_ksend);
  * @chan: a channel of a kernel user
  * @req: the request: @bvec, @nr_bvec, @len (the most it takes) and @done
  *
- * Takes the peer's next message not taken yet, in order. @done gets the
+ * Takes the peer's next message not taken yet, in order. Pages the
+ * planner offers to the peer are fast-registered and invalidated before
+ * @done runs; the rest arrives through pool chunks and is copied. @done gets the
  * message's length, or a negative errno as for ordma_ksend(), or -EMSGSIZE
  * (the message is longer than @len: it stays for a later, larger RECV),
  * in the same context. A peer that left gracefully: RECVs get what it sent before

@@ -77,8 +77,9 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	u32 kind;
 	u64 t0, ns;
 
-	if (seg->kern) {
+	if (seg->kern && !seg->mr) {
 		ib_dma_unmap_sgtable_attrs(chan->pd->device, &seg->sgt,
+					   seg->write ? DMA_FROM_DEVICE :
 					   DMA_TO_DEVICE, 0);
 		sg_free_table(&seg->sgt);
 		seg->kern = false;
@@ -116,6 +117,7 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	atomic64_sub(seg->pinned, &chan->pages_pinned);
 	ordma_memlock_uncharge(chan->ofile, seg->pinned);
 	seg->pinned = 0;
+	seg->kern = false;
 }
 
 /* A window's segment is deregistered: unexpose may wait for that. */
@@ -221,6 +223,28 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 }
 
 /*
+ * rdma_rxe (6.1) keeps an MR's pages in maps of 256 and, copying to or from
+ * the MR, steps to the next map after the last page of a full one even when
+ * nothing is left to copy: with a page count that is a multiple of 256, a
+ * transfer that ends in the MR's last page reads past its array of maps
+ * (KASAN: slab-out-of-bounds in rxe_mr_copy). No segment has such a page
+ * count; it costs one page to the next segment.
+ */
+#define ORDMA_SEG_PAGES_AVOID	256
+
+/* The pages a kernel user's segment spans, entry by entry. */
+static u32 ordma_seg_kern_pages(struct ordma_seg *seg)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+	u32 n = 0;
+
+	for_each_sgtable_sg(&seg->sgt, sg, i)
+		n += DIV_ROUND_UP(sg->offset + sg->length, PAGE_SIZE);
+	return n;
+}
+
+/*
  * Pin @seg, and register it if it is a destination. Runs in reg_work with
  * the owner's mm adopted (frwr.c, the RDMA core and pin.c pin
  * current->mm). Feeds the cost model what it took.
@@ -235,13 +259,20 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 
 	if (!seg->write)
 		return ordma_seg_pin(chan, seg);
-	ret = ordma_memlock_charge(chan->ofile, npages);
+	/* A kernel user's pages are mapped already, and not pinned. */
+	if (seg->kern) {
+		npages = ordma_seg_kern_pages(seg);
+		/* Its pages need not follow its offsets: copied instead. */
+		if (npages > 1 && !(npages % ORDMA_SEG_PAGES_AVOID))
+			return -EINVAL;
+	}
+	ret = ordma_memlock_charge(chan->ofile, seg->kern ? 0 : npages);
 	if (ret)
 		return ret;
 	t0 = ordma_now();
 	/* A destination is offered to the peer for RDMA WRITE. */
 	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
-	if (ret == -EOPNOTSUPP) {
+	if (ret == -EOPNOTSUPP && !seg->kern) {
 		mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
 				    ordma_seg_iova(seg->uaddr),
 				    IB_ACCESS_LOCAL_WRITE |
@@ -251,10 +282,12 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 			seg->mr = mr;
 	}
 	if (ret) {
-		ordma_memlock_uncharge(chan->ofile, npages);
+		ordma_memlock_uncharge(chan->ofile, seg->kern ? 0 : npages);
 		return ret;
 	}
 	ns = ordma_ns_since(t0);
+	if (seg->kern)
+		npages = 0;
 	seg->pinned = npages;
 	atomic_inc(&odev->mrs_live);
 	atomic_inc(&chan->mrs_live);
@@ -290,16 +323,6 @@ static void ordma_seg_register(struct ordma_chan *chan, struct ordma_seg *seg,
 		ordma_chan_kick(chan);
 }
 
-/*
- * rdma_rxe (6.1) keeps an MR's pages in maps of 256 and, copying to or from
- * the MR, steps to the next map after the last page of a full one even when
- * nothing is left to copy: with a page count that is a multiple of 256, a
- * transfer that ends in the MR's last page reads past its array of maps
- * (KASAN: slab-out-of-bounds in rxe_mr_copy). No segment has such a page
- * count; it costs one page to the next segment.
- */
-#define ORDMA_SEG_PAGES_AVOID	256
-
 /**
  * ordma_seg_end() - where a segment from @start to @end should end
  * @start: user address of its first byte
@@ -323,10 +346,12 @@ static void ordma_mr_work(struct work_struct *work)
 	struct ordma_chan *chan = container_of(work, struct ordma_chan,
 					       reg_work);
 	struct mm_struct *mm = chan->ofile->mm;
-	bool mm_ok = mmget_not_zero(mm);
+	/* A kernel user's file has no mm: its segments need none. */
+	bool use_mm = mm && mmget_not_zero(mm);
+	bool mm_ok = !mm || use_mm;
 	struct ordma_seg *seg;
 
-	if (mm_ok)
+	if (use_mm)
 		kthread_use_mm(mm);
 	for (;;) {
 		spin_lock_irq(&chan->lock);
@@ -346,20 +371,23 @@ static void ordma_mr_work(struct work_struct *work)
 			ordma_seg_free(chan, seg);
 		cond_resched();
 	}
-	if (mm_ok) {
+	if (use_mm) {
 		kthread_unuse_mm(mm);
 		mmput(mm);
 	}
 }
 
 /*
- * A kernel user's source: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
+ * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
  * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
- * pinning, and are sent from with the PD's local_dma_lkey.
+ * pinning. A source is sent from with the PD's local_dma_lkey; a
+ * destination is still fast-registered by the registration worker.
  */
 static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
 			      const struct ordma_req *op)
 {
+	enum dma_data_direction dir = seg->write ? DMA_FROM_DEVICE :
+						   DMA_TO_DEVICE;
 	const struct bio_vec *bv = op->bvec;
 	u64 skip = seg->uaddr, left, take, off;
 	unsigned int i, first, n = 0;
@@ -388,8 +416,7 @@ static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
 		left -= take;
 		skip = 0;
 	}
-	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt,
-				       DMA_TO_DEVICE, 0);
+	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt, dir, 0);
 	if (ret) {
 		sg_free_table(&seg->sgt);
 		return ret;
@@ -500,7 +527,8 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 			kfree(seg);
 			return NULL;
 		}
-		seg->state = ORDMA_SEG_USED;
+		if (!write)
+			seg->state = ORDMA_SEG_USED;
 	} else if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
 					    &seg->npins, &pinned)) {
 		ordma_seg_hold(chan, seg);
@@ -551,22 +579,26 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 }
 
 /**
- * ordma_seg_queue_kern() - a range of a kernel user's source, ready at once
+ * ordma_seg_queue_kern() - a range of a kernel user's buffer
  * @chan: the channel; called by its worker
- * @op: the SEND, of a kernel user's file
+ * @op: the SEND or RECV, of a kernel user's file
  * @off: start of the range in @op's buffer
  * @len: its length
+ * @write: a RECV's destination, for the peer to RDMA WRITE into
  *
- * Return: the segment (USED: DMA-mapped, sent from with the PD's
- * local_dma_lkey) or NULL when out of memory or out of segment slots.
+ * Return: the segment or NULL when out of memory or out of segment slots.
+ * A source is ready at once (USED: DMA-mapped, sent from with the PD's
+ * local_dma_lkey); a destination is mapped and QUEUED for its registration
+ * (which fails, and the bytes are copied, where the bio_vecs have holes
+ * inside pages that one registration cannot map).
  */
 struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
 				       const struct ordma_req *op, u64 off,
-				       u64 len)
+				       u64 len, bool write)
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, off, len, false, 0, false, op);
+	return ordma_seg_add(chan, off, len, write, 0, false, op);
 }
 
 /**

@@ -259,9 +259,7 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	plan->copy_len = total;
 	plan->seg_first = 0;
 	plan->seg_max = 0;
-	/* A kernel user's RECV goes through chunks (no destination of it yet). */
-	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY ||
-	    (op->bvec && op->op == ORDMA_OP_RECV)) {
+	if (!chan->nsegs_max || mode == ORDMA_MODE_COPY) {
 		ordma_trace(plan, chan, op->tid, op->op, mode, total, total,
 			    0, 0, false, 0, 0);
 		goto out;
@@ -280,6 +278,9 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 		m.pin_ns_page = 0;
 		m.dereg_ns = 0;
 	}
+	/* A kernel user's destination is registered, not pinned. */
+	if (op->bvec)
+		m.pin_ns_page = 0;
 	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,
 			plan);
 	if (trace_ordma_plan_enabled())
@@ -313,7 +314,8 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
 		if (op->bvec)
-			seg = ordma_seg_queue_kern(chan, op, start, end - start);
+			seg = ordma_seg_queue_kern(chan, op, start, end - start,
+						   write);
 		else
 			seg = ordma_seg_queue(chan, start, end - start, write,
 					      write && op->op == ORDMA_OP_WRITE ?

@@ -47,8 +47,8 @@ struct ordma_kreq {
 	unsigned long __ordma[ORDMA_KREQ_WORDS];
 };
 
-/* The largest operation, bytes. */
-#define ORDMA_KREQ_MAX_LEN	BIT_ULL(30)
+/* The largest operation, bytes (as ORDMA_MAX_LEN for user space). */
+#define ORDMA_KREQ_MAX_LEN	BIT_ULL(32)
 
 /**
  * struct ordma_kctx_ops - what a kernel user is told
@@ -71,7 +71,7 @@ int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
 void ordma_kchan_close(struct ordma_chan *chan);
 void *ordma_kchan_priv(struct ordma_chan *chan);
 void ordma_kchan_set_priv(struct ordma_chan *chan, void *priv);
-int ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer);
+void ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer);
 
 /**
  * typedef ordma_kaccept_t - a listener's callback for a new channel
@@ -79,9 +79,12 @@ int ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer);
  * @chan: the channel, established
  * @priv: the listener's @priv
  *
- * Return 0 to keep @chan (it is the caller's from then on: close it with
- * ordma_kchan_close()), or a negative errno to refuse it (ordma closes it).
- * Runs in the listener's thread, process context; may sleep.
+ * @chan is the caller's from the moment this is called: it may submit on
+ * it, and close it with ordma_kchan_close() (then return an errno). Return
+ * 0 to keep it, or a negative errno to refuse it (ordma closes it). Its
+ * chan_down is told only once this returned 0, with the pointer set by
+ * ordma_kchan_set_priv() meanwhile. Runs in the listener's thread, process
+ * context; may sleep.
  */
 typedef int (*ordma_kaccept_t)(struct ordma_klistener *lis,
 			       struct ordma_chan *chan, void *priv);

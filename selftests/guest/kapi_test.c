@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ordma's in-kernel API, through its test user selftests/kmod/ordma_ktest.ko:
+ * a kernel echo server that this process reaches over /dev/ordma. Messages
+ * of 1 byte to the module's largest (4 MiB + a page) at page, bvec and chunk
+ * boundaries, random bytes, every one checked; several channels at once;
+ * messages queued before the module takes them; a channel closed by this
+ * side in the middle of a message, and one the module closes (a message too
+ * large for it); rmmod with a channel still open; IPv6; a load that cannot
+ * listen; the module's kernel-to-kernel selftest (selftest=1). Each test
+ * ends with rmmod and ordma's pool and channel counters back to 0.
+ */
+#define ORDMA_GUEST_TEST
+#include <libgen.h>
+#include <sys/random.h>
+#include "ordma_test.h"
+#include "ordma_chan.h"
+#include "kselftest_harness.h"
+
+#define KT_NAME		"ordma_ktest"
+#define KT_SYS		"/sys/module/" KT_NAME
+#define KT_PORT		7471
+#define KT_PORT6	7472
+/* The module's echo buffer: the largest message it takes. */
+#define KT_MAX		(4 * MiB + 4096)
+#define KT_NCHAN	8
+/* How long a message and its echo may take. */
+#define KT_WAIT_MS	CHAN_WAIT_MS
+
+/* ordma_ktest.ko of the same build as the ordma.ko the guest loaded. */
+static const char *kt_ko(void)
+{
+	static char path[4096];
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s", ordma_ko());
+	/* <build>/kernel/ordma.ko -> <build>/selftests/kmod/ordma_ktest.ko */
+	snprintf(path, sizeof(path), "%s/selftests/kmod/" KT_NAME ".ko",
+		 dirname(dirname(dir)));
+	return path;
+}
+
+static int kt_loaded(void)
+{
+	return access(KT_SYS, F_OK) == 0;
+}
+
+static void kt_dmesg(void)
+{
+	fflush(stderr);
+	if (system("dmesg | tail -n 25 | sed 's/^/# dmesg: /' >&2"))
+		fprintf(stderr, "# no dmesg\n");
+}
+
+/* insmod ordma_ktest.ko with @params: its exit status. */
+static int kt_load(const char *params)
+{
+	int st = ordma_sh("insmod %s %s", kt_ko(), params);
+
+	if (st) {
+		fprintf(stderr, "# insmod %s %s: status %d\n", kt_ko(), params,
+			st);
+		kt_dmesg();
+	}
+	return st;
+}
+
+/* rmmod, bounded: a module that does not let go fails, not hangs. */
+static int kt_unload(void)
+{
+	return ordma_sh("timeout 60 rmmod " KT_NAME);
+}
+
+/* One of the module's read-only counters, or -1. */
+static long long kt_stat(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), KT_SYS "/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Wait up to @ms for the module's counter @name to be @want: an echo's
+ * RECV here may complete before the module's SEND does.
+ */
+static long long kt_stat_wait(const char *name, long long want, int ms)
+{
+	long long end = chan_now_ms() + ms, v;
+
+	while ((v = kt_stat(name)) != want && chan_now_ms() < end)
+		chan_sleep_ms(20);
+	return v;
+}
+
+/* Lines of the kernel log that hold @text. */
+static int dmesg_count(const char *text)
+{
+	char cmd[256];
+	int n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c -F '%s'", text);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
+static uint64_t kt_seed(void)
+{
+	uint64_t s;
+
+	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+		s = chan_now_ms() ^ ((uint64_t)getpid() << 32);
+	return s;
+}
+
+/*
+ * With the module gone and this process's channels closed, ordma holds no
+ * pool chunk and no channel within 30 s.
+ */
+static void check_clean(struct __test_metadata *_metadata)
+{
+	long long end = chan_now_ms() + 30000;
+	unsigned long long held = 1, chans = 1;
+
+	ASSERT_FALSE(kt_loaded());
+	for (;;) {
+		ASSERT_EQ(0, sysfs_get("chunks_held", &held));
+		ASSERT_EQ(0, sysfs_get("channels", &chans));
+		if ((!held && !chans) || chan_now_ms() > end)
+			break;
+		chan_sleep_ms(50);
+	}
+	ASSERT_EQ(0ULL, held) TH_LOG("chunks_held is not back to 0");
+	ASSERT_EQ(0ULL, chans) TH_LOG("channels is not back to 0");
+}
+
+/* -- one message there and back ------------------------------------------- */
+
+/* Room after a message in the receive buffer: the echo must not use it. */
+#define KT_SLACK	4096
+
+struct kt_msg {
+	size_t len;
+	size_t sofs, rofs;	/* offsets of the buffers in their pages */
+	uint64_t seed;
+	unsigned char *sbuf, *rbuf;
+};
+
+static int kt_msg_alloc(struct kt_msg *m, size_t len, size_t sofs,
+			size_t rofs, uint64_t seed)
+{
+	m->len = len;
+	m->sofs = sofs;
+	m->rofs = rofs;
+	m->seed = seed;
+	m->sbuf = chan_buf(len, sofs);
+	m->rbuf = chan_buf(len + KT_SLACK, rofs);
+	if (!m->sbuf || !m->rbuf)
+		return -ENOMEM;
+	chan_fill(m->sbuf, len, seed);
+	return 0;
+}
+
+static void kt_msg_free(struct kt_msg *m)
+{
+	chan_buf_free(m->sbuf, m->len, m->sofs);
+	chan_buf_free(m->rbuf, m->len + KT_SLACK, m->rofs);
+	m->sbuf = NULL;
+	m->rbuf = NULL;
+}
+
+/* Post the RECV of the echo (cookie 2 * @i), then the SEND (2 * @i + 1). */
+static int kt_msg_submit(int fd, __u32 chan, struct kt_msg *m, int i)
+{
+	int ret = xsubmit(fd, ORDMA_OP_RECV, chan, m->rbuf, m->len + KT_SLACK,
+			  2 * i, 0, 0, 0);
+
+	if (ret)
+		return ret;
+	return xsubmit(fd, ORDMA_OP_SEND, chan, m->sbuf, m->len, 2 * i + 1,
+		       0, 0, 0);
+}
+
+/* The echo holds the message's bytes, nothing past them, the SEND's intact. */
+static int kt_msg_check(const struct kt_msg *m)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "echo of %zu bytes", m->len);
+	if (chan_check(what, m->rbuf, m->len, m->seed) ||
+	    chan_guard_ok(what, m->rbuf, m->len, m->rofs) ||
+	    chan_check("send buffer", m->sbuf, m->len, m->seed))
+		return -1;
+	return 0;
+}
+
+/* Send @n messages on @n channels (or one, chan[0], for @nchan 1), check. */
+static void kt_echo(struct __test_metadata *_metadata, int fd,
+		    const __u32 *chan, int nchan, struct kt_msg *m, int n)
+{
+	long long res[2 * CHAN_MAX];
+	__u64 cookies[2 * CHAN_MAX];
+	int i;
+
+	ASSERT_GE(CHAN_MAX, n);
+	for (i = 0; i < n; i++) {
+		cookies[2 * i] = 2 * i;
+		cookies[2 * i + 1] = 2 * i + 1;
+		ASSERT_EQ(0, kt_msg_submit(fd, chan[nchan > 1 ? i : 0], &m[i],
+					   i));
+	}
+	ASSERT_EQ(0, xreap(fd, 2 * n, cookies, res, KT_WAIT_MS));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ((long long)m[i].len, res[2 * i + 1])
+			TH_LOG("SEND of %zu bytes", m[i].len);
+		ASSERT_EQ((long long)m[i].len, res[2 * i])
+			TH_LOG("RECV of the echo of %zu bytes", m[i].len);
+		ASSERT_EQ(0, kt_msg_check(&m[i]))
+			TH_LOG("seed %#llx", (unsigned long long)m[i].seed);
+	}
+}
+
+/* One message of @len bytes on @chan and its echo. */
+static void kt_echo_one(struct __test_metadata *_metadata, int fd,
+			__u32 chan, size_t len, size_t sofs, size_t rofs)
+{
+	struct kt_msg m;
+
+	ASSERT_EQ(0, kt_msg_alloc(&m, len, sofs, rofs, kt_seed()));
+	kt_echo(_metadata, fd, &chan, 1, &m, 1);
+	kt_msg_free(&m);
+}
+
+/* -- the tests ------------------------------------------------------------- */
+
+FIXTURE(kapi) {
+	int fd;
+	__u32 chan[CHAN_MAX];
+};
+
+FIXTURE_SETUP(kapi)
+{
+	ORDMA_TEST_FILTER();
+	self->fd = -1;
+	/* A test before that failed may have left it loaded. */
+	if (kt_loaded())
+		kt_unload();
+	ASSERT_EQ(0, access(kt_ko(), R_OK))
+		TH_LOG("no %s: make builds it beside ordma.ko", kt_ko());
+	self->fd = chan_open();
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(kapi)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (kt_loaded())
+		kt_unload();
+}
+
+/* Close our file, unload the module, and find ordma clean. */
+static void kt_finish(struct __test_metadata *_metadata, int *fd)
+{
+	close(*fd);
+	*fd = -1;
+	ASSERT_EQ(0, kt_unload());
+	check_clean(_metadata);
+}
+
+/* Every size class, one message at a time, one channel. */
+TEST_F_TIMEOUT(kapi, sizes, 600)
+{
+	unsigned long long chunk = 0;
+	size_t sizes[32];
+	int n = 0, i;
+
+	ASSERT_EQ(0, sysfs_get("chunk_bytes", &chunk));
+	ASSERT_LT(4096ULL, chunk);
+	sizes[n++] = 1;
+	sizes[n++] = 2;
+	sizes[n++] = 4095;
+	sizes[n++] = 4096;
+	sizes[n++] = 4097;
+	sizes[n++] = 8193;
+	sizes[n++] = 16384;	/* the largest message without a header */
+	sizes[n++] = 16385;
+	sizes[n++] = chunk - 1;
+	sizes[n++] = chunk;
+	sizes[n++] = chunk + 1;
+	sizes[n++] = 2 * chunk + 1;
+	sizes[n++] = 64 * KiB + 3;
+	sizes[n++] = 1 * MiB;
+	sizes[n++] = 1 * MiB + 5;
+	if (!getenv("ORDMA_TEST_SMALL")) {
+		sizes[n++] = 3 * MiB + 4093;
+		sizes[n++] = 4 * MiB - 1;
+		sizes[n++] = 4 * MiB;
+		sizes[n++] = 4 * MiB + 1;
+	}
+	sizes[n++] = KT_MAX;
+
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	for (i = 0; i < n; i++)
+		kt_echo_one(_metadata, self->fd, self->chan[0], sizes[i],
+			    1 + 2 * i, 4095 - 2 * i);
+	EXPECT_EQ(1, kt_stat("chans"));
+	EXPECT_EQ(n, kt_stat_wait("msgs", n, 10000));
+	kt_finish(_metadata, &self->fd);
+}
+
+/* KT_NCHAN channels, a message on each in flight at once, a few rounds. */
+TEST_F_TIMEOUT(kapi, many_channels, 600)
+{
+	int nchan = ordma_scaled(KT_NCHAN, 4), rounds = 3, r, i;
+	struct kt_msg m[CHAN_MAX];
+
+	ASSERT_EQ(0, kt_load(""));
+	for (i = 0; i < nchan; i++)
+		ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT,
+					  &self->chan[i]));
+	ASSERT_EQ(nchan, kt_stat_wait("chans", nchan, 10000));
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < nchan; i++) {
+			/* From 4 KiB + 1 to 1 MiB + 4 KiB + odd. */
+			size_t len = (4097 + (size_t)(i * rounds + r) * 151 * KiB) %
+				     (1 * MiB + 4096) + 1;
+
+			ASSERT_EQ(0, kt_msg_alloc(&m[i], len, 1 + i, 4095 - i,
+						  kt_seed()));
+		}
+		kt_echo(_metadata, self->fd, self->chan, nchan, m, nchan);
+		for (i = 0; i < nchan; i++)
+			kt_msg_free(&m[i]);
+	}
+	EXPECT_EQ(nchan * rounds, kt_stat_wait("msgs", nchan * rounds, 10000));
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * Three messages sent before the module has taken the first: each comes
+ * back whole and in order, although the module echoes one at a time.
+ */
+TEST_F_TIMEOUT(kapi, queued_messages, 300)
+{
+	static const size_t lens[] = { 200003, 1, 4 * MiB };
+	struct kt_msg m[3];
+	struct ordma_cqe cqe;
+	int i, sent = 0;
+
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, kt_msg_alloc(&m[i], lens[i], 3 + i, 5 + i,
+					  kt_seed()));
+		ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_SEND, self->chan[0],
+				     m[i].sbuf, m[i].len, 100 + i, 0, 0, 0));
+	}
+	/* The echoes, one RECV at a time so each must be the next one. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0],
+				     m[i].rbuf, m[i].len + KT_SLACK, i,
+				     0, 0, 0));
+		for (;;) {
+			ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+			if (cqe.op == ORDMA_OP_RECV)
+				break;
+			ASSERT_LE(100ULL, cqe.cookie);
+			ASSERT_GT(103ULL, cqe.cookie);
+			ASSERT_EQ((long long)lens[cqe.cookie - 100], cqe.res);
+			sent++;
+		}
+		ASSERT_EQ((__u64)i, cqe.cookie);
+		ASSERT_EQ((long long)lens[i], cqe.res);
+		ASSERT_EQ(0, kt_msg_check(&m[i]));
+	}
+	for (; sent < 3; sent++) {
+		ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+		ASSERT_EQ((__u32)ORDMA_OP_SEND, cqe.op);
+		ASSERT_LE(100ULL, cqe.cookie);
+		ASSERT_GT(103ULL, cqe.cookie);
+		ASSERT_EQ((long long)lens[cqe.cookie - 100], cqe.res);
+	}
+	for (i = 0; i < 3; i++)
+		kt_msg_free(&m[i]);
+	EXPECT_EQ(3, kt_stat_wait("msgs", 3, 10000));
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * This side closes a channel in the middle of a large message, and another
+ * while the module's echo waits for a RECV that never comes: the module
+ * closes its ends and echoes on the channels it still has.
+ */
+TEST_F_TIMEOUT(kapi, user_closes_mid_stream, 300)
+{
+	size_t len = 4 * MiB;
+	unsigned char *buf = chan_buf(len, 1);
+	struct ordma_cqe cqe;
+
+	ASSERT_NE(NULL, buf);
+	chan_fill(buf, len, kt_seed());
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[1]));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[2]));
+	ASSERT_EQ(3, kt_stat_wait("chans", 3, 10000));
+
+	/* 1: closed while its message goes out. */
+	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_SEND, self->chan[0], buf, len,
+			     1, 0, 0, 0));
+	chan_sleep_ms(5);
+	ASSERT_EQ(0, chan_close(self->fd, self->chan[0]));
+	ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+	ASSERT_EQ(1ULL, cqe.cookie);
+
+	/* 2: its message is in, the echo waits for this side's RECV. */
+	ASSERT_EQ((long long)len, do_send(self->fd, self->chan[1], buf, len));
+	chan_sleep_ms(200);
+	ASSERT_EQ(0, chan_close(self->fd, self->chan[1]));
+
+	ASSERT_EQ(1, kt_stat_wait("chans", 1, 30000))
+		TH_LOG("the module did not close its ends");
+	kt_echo_one(_metadata, self->fd, self->chan[2], 64 * KiB + 3, 7, 9);
+	kt_echo_one(_metadata, self->fd, self->chan[2], len, 9, 7);
+	/* And a new channel is served as before. */
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[3]));
+	kt_echo_one(_metadata, self->fd, self->chan[3], 4097, 11, 13);
+	chan_buf_free(buf, len, 1);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * A message longer than the module's buffer: its RECV fails with EMSGSIZE
+ * and it closes the channel; this side's next operation fails, none hangs.
+ */
+TEST_F_TIMEOUT(kapi, message_too_large, 300)
+{
+	long long res[2];
+	__u64 cookies[2] = { 0, 1 };
+	struct kt_msg m;
+
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	ASSERT_EQ(0, kt_msg_alloc(&m, KT_MAX + 1, 1, 1, kt_seed()));
+	ASSERT_EQ(0, kt_msg_submit(self->fd, self->chan[0], &m, 0));
+	ASSERT_EQ(0, xreap(self->fd, 2, cookies, res, KT_WAIT_MS));
+	/* The SEND may have gone out whole before the module refused it. */
+	if (res[1] >= 0)
+		EXPECT_EQ((long long)m.len, res[1]);
+	EXPECT_GT(0, res[0]) TH_LOG("the RECV of an echo got %lld", res[0]);
+	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
+	EXPECT_EQ(0, kt_stat("msgs"));
+	kt_msg_free(&m);
+	/* The module serves the next channel. */
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[1]));
+	kt_echo_one(_metadata, self->fd, self->chan[1], KT_MAX, 3, 5);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * rmmod with this side's channels open, one of them with a RECV posted:
+ * it unloads; the RECV and the next SEND fail, none hangs.
+ */
+TEST_F_TIMEOUT(kapi, rmmod_with_channel_open, 120)
+{
+	unsigned char *buf = chan_buf(64 * KiB, 3);
+	struct ordma_cqe cqe;
+	long long res;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[1]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 4097, 5, 3);
+	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[1], buf,
+			     64 * KiB, 77, 0, 0, 0));
+
+	ASSERT_EQ(0, kt_unload());
+	ASSERT_FALSE(kt_loaded());
+	ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+	ASSERT_EQ(77ULL, cqe.cookie);
+	EXPECT_GT(0, cqe.res) TH_LOG("RECV after rmmod got %lld", cqe.res);
+	res = do_send(self->fd, self->chan[0], buf, 4096);
+	EXPECT_GT(0, res) TH_LOG("SEND after rmmod got %lld", res);
+	EXPECT_EQ(0, chan_close(self->fd, self->chan[0]));
+	EXPECT_EQ(0, chan_close(self->fd, self->chan[1]));
+	chan_buf_free(buf, 64 * KiB, 3);
+	close(self->fd);
+	self->fd = -1;
+	check_clean(_metadata);
+}
+
+/* A listener on an IPv6 address. */
+TEST_F_TIMEOUT(kapi, ipv6, 300)
+{
+	char params[128];
+
+	snprintf(params, sizeof(params), "addr=%s port=%d", CHAN_IP6, KT_PORT6);
+	ASSERT_EQ(0, kt_load(params));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET6, KT_PORT6,
+				  &self->chan[0]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 4095, 1, 1);
+	kt_echo_one(_metadata, self->fd, self->chan[0], 1 * MiB + 5, 3, 1);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * A load that cannot listen (this process holds the port; a bad address)
+ * fails and leaves nothing behind; with the port free it loads.
+ */
+TEST_F_TIMEOUT(kapi, load_fails_cleanly, 120)
+{
+	__u32 lis = 0;
+
+	ASSERT_EQ(0, chan_listen(self->fd, AF_INET, KT_PORT, 1, &lis));
+	EXPECT_NE(0, ordma_sh("insmod %s", kt_ko()));
+	EXPECT_FALSE(kt_loaded());
+	EXPECT_NE(0, ordma_sh("insmod %s addr=192.0.2.300", kt_ko()));
+	EXPECT_FALSE(kt_loaded());
+	ASSERT_EQ(0, chan_close(self->fd, lis));
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 1, 1, 1);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * selftest=1: the module connects to its own listener from the kernel and
+ * checks the echo of messages of 1 byte to 1 MiB + 5 before load returns.
+ */
+TEST_F_TIMEOUT(kapi, kernel_selftest, 300)
+{
+	const char *passed = KT_NAME ": selftest passed";
+	int before = dmesg_count(passed);
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, kt_load("selftest=1"));
+	ASSERT_EQ(before + 1, dmesg_count(passed));
+	EXPECT_EQ(6, kt_stat_wait("msgs", 6, 10000));
+	/* Its end of the selftest's channel is closed once the peer left. */
+	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
+	/* And it serves this process as well. */
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 65536 + 3, 1, 3);
+	kt_finish(_metadata, &self->fd);
+}
+
+TEST_HARNESS_MAIN
