@@ -878,8 +878,15 @@ void ordma_cm_remove_dev(struct ordma_dev *odev)
 	struct ordma_listener *lis, *found;
 	struct ordma_chan *chan;
 
+	/*
+	 * Every channel fails with -ENODEV first, so that none of them dies
+	 * of its peer's disconnect instead when both ends are on @odev.
+	 */
 	mutex_lock(&odev->chans_lock);
 	odev->dying = true;
+	list_for_each_entry(chan, &odev->chans, dev_node)
+		if (!chan->in_setup)
+			ordma_chan_fail(chan, -ENODEV);
 	mutex_unlock(&odev->chans_lock);
 
 	for (;;) {

@@ -6,7 +6,8 @@
  * boundaries, random bytes, every one checked; several channels at once;
  * messages queued before the module takes them; a channel closed by this
  * side in the middle of a message, and one the module closes (a message too
- * large for it); rmmod with a channel still open; IPv6; a load that cannot
+ * large for it); rmmod with a channel still open; the RDMA device removed
+ * under a channel; IPv6; a load that cannot
  * listen; the module's kernel-to-kernel selftest (selftest=1). Each test
  * ends with rmmod and ordma's pool and channel counters back to 0.
  */
@@ -504,6 +505,47 @@ TEST_F_TIMEOUT(kapi, rmmod_with_channel_open, 120)
 	close(self->fd);
 	self->fd = -1;
 	check_clean(_metadata);
+}
+
+/*
+ * The RDMA device goes away under a channel of the module: the module is
+ * told (chan_down, -ENODEV) and closes it, this side's RECV fails, nothing
+ * hangs; the module unloads; with the device back it loads and serves.
+ */
+TEST_F_TIMEOUT(kapi, device_removed, 300)
+{
+	unsigned char *buf = chan_buf(64 * KiB, 3);
+	struct ordma_cqe cqe;
+	int added;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 64 * KiB + 3, 1, 3);
+	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
+			     64 * KiB, 77, 0, 0, 0));
+
+	ASSERT_EQ(0, ordma_sh("rdma link delete " CHAN_IBDEV));
+	EXPECT_EQ(1, kt_stat_wait("downs", 1, 30000));
+	EXPECT_EQ(-ENODEV, kt_stat("down_err"));
+	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
+	ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+	EXPECT_EQ(77ULL, cqe.cookie);
+	EXPECT_EQ(-ENODEV, cqe.res);
+	EXPECT_EQ(0, kt_unload());
+	EXPECT_FALSE(kt_loaded());
+	close(self->fd);
+	self->fd = -1;
+	chan_buf_free(buf, 64 * KiB, 3);
+
+	added = ordma_sh("rdma link add " CHAN_IBDEV " type rxe netdev ordma0");
+	ASSERT_EQ(0, added);
+	self->fd = chan_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	kt_echo_one(_metadata, self->fd, self->chan[0], 4097, 1, 1);
+	kt_finish(_metadata, &self->fd);
 }
 
 /* A listener on an IPv6 address. */

@@ -303,6 +303,8 @@ static struct {
 	struct list_head chans;
 	atomic_long_t nr_chans;
 	atomic_long_t msgs;		/* messages echoed */
+	atomic_long_t downs;		/* chan_down calls */
+	atomic_long_t down_err;		/* the errno of the last one */
 } ktest = {
 	.lock = __MUTEX_INITIALIZER(ktest.lock),
 	.chans = LIST_HEAD_INIT(ktest.chans),
@@ -328,6 +330,10 @@ module_param_cb(chans, &ktest_stat_ops, &ktest.nr_chans, 0444);
 MODULE_PARM_DESC(chans, "echo channels open (read-only)");
 module_param_cb(msgs, &ktest_stat_ops, &ktest.msgs, 0444);
 MODULE_PARM_DESC(msgs, "messages echoed (read-only)");
+module_param_cb(downs, &ktest_stat_ops, &ktest.downs, 0444);
+MODULE_PARM_DESC(downs, "channels told dead by chan_down (read-only)");
+module_param_cb(down_err, &ktest_stat_ops, &ktest.down_err, 0444);
+MODULE_PARM_DESC(down_err, "the errno chan_down last told (read-only)");
 
 /* Have @kc closed and freed by its close work, once; @err says why. */
 static void ktest_chan_kill(struct ktest_chan *kc, int err)
@@ -405,11 +411,10 @@ static void ktest_chan_down(struct ordma_chan *chan, void *priv, int err)
 {
 	struct ktest_chan *kc = priv;
 
-	/*
-	 * NULL: it died before ktest_accept() gave it its state; the RECV
-	 * that accept then posts fails and closes it.
-	 */
-	if (kc)
+	atomic_long_set(&ktest.down_err, err);
+	atomic_long_inc(&ktest.downs);
+	/* Told only once ktest_accept() kept it, with its state. */
+	if (!WARN_ON_ONCE(!kc))
 		ktest_chan_kill(kc, err);
 }
 
