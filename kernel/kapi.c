@@ -423,9 +423,9 @@ void ordma_klisten_close(struct ordma_klistener *lis)
 }
 EXPORT_SYMBOL_GPL(ordma_klisten_close);
 
-/* Check @req and make its operation @op. */
+/* Check @req and submit it as operation @op_code (@token, @offset: WRITE, READ). */
 static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
-			     u32 op_code)
+			     u32 op_code, u64 token, u64 offset, bool notify)
 {
 	struct ordma_req *op = ordma_kreq_op(req);
 	size_t have = 0;
@@ -444,6 +444,9 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 	op->bvec = req->bvec;
 	op->nr_bvec = i;
 	op->len = req->len;
+	op->token = token;
+	op->offset = offset;
+	op->notify = notify;
 	return ordma_chan_submit(chan, op, false);
 }
 
@@ -473,7 +476,7 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
  */
 int ordma_ksend(struct ordma_chan *chan, struct ordma_kreq *req)
 {
-	return ordma_kreq_submit(chan, req, ORDMA_OP_SEND);
+	return ordma_kreq_submit(chan, req, ORDMA_OP_SEND, 0, 0, false);
 }
 EXPORT_SYMBOL_GPL(ordma_ksend);
 
@@ -495,6 +498,53 @@ EXPORT_SYMBOL_GPL(ordma_ksend);
  */
 int ordma_krecv(struct ordma_chan *chan, struct ordma_kreq *req)
 {
-	return ordma_kreq_submit(chan, req, ORDMA_OP_RECV);
+	return ordma_kreq_submit(chan, req, ORDMA_OP_RECV, 0, 0, false);
 }
 EXPORT_SYMBOL_GPL(ordma_krecv);
+
+/**
+ * ordma_kwrite() - write kernel memory into a window the peer exposed
+ * @chan: a channel of a kernel user
+ * @req: the request: @bvec, @nr_bvec, @len (the bytes to write) and @done
+ * @token: the window's token, as the peer's ordma_expose() gave it
+ * @offset: where in the window
+ * @notify: the peer's next RECV completes with 0 once the bytes are there
+ *
+ * One-sided: the peer posts nothing for it (but with @notify). @done gets
+ * @len once every byte is in the window, or a negative errno as for
+ * ordma_ksend(), or one the window's side gave: -ENOENT (no such window),
+ * -EACCES (not exposed for remote write), -ERANGE (outside it),
+ * -EREMOTEIO. The bytes go zero-copy or through pool chunks as for a SEND.
+ *
+ * Context: process context, may sleep.
+ * Return: as ordma_ksend().
+ */
+int ordma_kwrite(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
+		 u64 offset, bool notify)
+{
+	return ordma_kreq_submit(chan, req, ORDMA_OP_WRITE, token, offset,
+				 notify);
+}
+EXPORT_SYMBOL_GPL(ordma_kwrite);
+
+/**
+ * ordma_kread() - read a window the peer exposed into kernel memory
+ * @chan: a channel of a kernel user
+ * @req: the request: @bvec, @nr_bvec, @len (the bytes to read) and @done
+ * @token: the window's token
+ * @offset: where in the window
+ *
+ * One-sided: the peer posts nothing for it. @done gets @len once every byte
+ * is in @bvec, or a negative errno as for ordma_kwrite() (-EACCES: not
+ * exposed for remote read). The bytes come through pool chunks.
+ *
+ * Context: process context, may sleep.
+ * Return: as ordma_ksend().
+ */
+int ordma_kread(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
+		u64 offset)
+{
+	return ordma_kreq_submit(chan, req, ORDMA_OP_READ, token, offset,
+				 false);
+}
+EXPORT_SYMBOL_GPL(ordma_kread);

@@ -27,7 +27,8 @@ struct ordma_klistener;
 
 /**
  * struct ordma_kreq - one operation of a kernel user, in its own memory
- * @bvec: the buffer: what a SEND sends, where a RECV puts the message
+ * @bvec: the buffer: what a SEND or WRITE sends, where a RECV puts the
+ *	message or a READ the bytes
  * @nr_bvec: entries of @bvec
  * @len: bytes of @bvec the operation covers, from its start (1 to
  *	ORDMA_KREQ_MAX_LEN); a RECV takes a message of at most @len bytes
@@ -96,5 +97,9 @@ void ordma_klisten_close(struct ordma_klistener *lis);
 
 int ordma_ksend(struct ordma_chan *chan, struct ordma_kreq *req);
 int ordma_krecv(struct ordma_chan *chan, struct ordma_kreq *req);
+int ordma_kwrite(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
+		 u64 offset, bool notify);
+int ordma_kread(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
+		u64 offset);
 
 #endif /* _LINUX_ORDMA_H */

@@ -7,7 +7,8 @@
  * messages queued before the module takes them; a channel closed by this
  * side in the middle of a message, and one the module closes (a message too
  * large for it); rmmod with a channel still open; the RDMA device removed
- * under a channel; IPv6; a load that cannot
+ * under a channel; WRITEs and READs of the module into windows of this
+ * process; IPv6; a load that cannot
  * listen; the module's kernel-to-kernel selftest (selftest=1). Each test
  * ends with rmmod and ordma's pool and channel counters back to 0.
  */
@@ -508,20 +509,21 @@ TEST_F_TIMEOUT(kapi, rmmod_with_channel_open, 120)
 }
 
 /*
- * The RDMA device goes away under a channel of the module: the module is
- * told (chan_down, -ENODEV) and closes it, this side's RECV fails, nothing
- * hangs; the module unloads; with the device back it loads and serves.
+ * The RDMA device goes away under channels of the module: an idle one
+ * (idle=1: nothing posted on it) is told by chan_down, with -ENODEV, and
+ * closed; this side's RECV fails with -ENODEV, nothing hangs; the module
+ * unloads. With the device back, an echo module loads and serves; taken
+ * away again, the echo channel's RECV fails too and the module closes it.
  */
 TEST_F_TIMEOUT(kapi, device_removed, 300)
 {
 	unsigned char *buf = chan_buf(64 * KiB, 3);
 	struct ordma_cqe cqe;
-	int added;
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, kt_load("idle=1"));
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
-	kt_echo_one(_metadata, self->fd, self->chan[0], 64 * KiB + 3, 1, 3);
+	ASSERT_EQ(1, kt_stat_wait("chans", 1, 10000));
 	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
 			     64 * KiB, 77, 0, 0, 0));
 
@@ -535,16 +537,214 @@ TEST_F_TIMEOUT(kapi, device_removed, 300)
 	EXPECT_EQ(0, kt_unload());
 	EXPECT_FALSE(kt_loaded());
 	close(self->fd);
-	self->fd = -1;
-	chan_buf_free(buf, 64 * KiB, 3);
 
-	added = ordma_sh("rdma link add " CHAN_IBDEV " type rxe netdev ordma0");
-	ASSERT_EQ(0, added);
+	ASSERT_EQ(0, ordma_sh("rdma link add " CHAN_IBDEV
+			      " type rxe netdev ordma0"));
 	self->fd = chan_open();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, kt_load(""));
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
 	kt_echo_one(_metadata, self->fd, self->chan[0], 4097, 1, 1);
+	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
+			     64 * KiB, 78, 0, 0, 0));
+	ASSERT_EQ(0, ordma_sh("rdma link delete " CHAN_IBDEV));
+	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
+	ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
+	EXPECT_EQ(78ULL, cqe.cookie);
+	EXPECT_EQ(-ENODEV, cqe.res);
+	ASSERT_EQ(0, ordma_sh("rdma link add " CHAN_IBDEV
+			      " type rxe netdev ordma0"));
+	chan_buf_free(buf, 64 * KiB, 3);
+	kt_finish(_metadata, &self->fd);
+}
+
+/* -- one-sided operations of the module into this process's windows ------ */
+
+/* The module's command message (struct ktest_cmd), little-endian. */
+struct kt_cmd {
+	uint32_t magic;
+	uint32_t op;
+	uint64_t token;
+	uint64_t offset;
+	uint64_t len;
+	uint32_t seed;
+	uint32_t notify;
+};
+
+#define KT_CMD_MAGIC	0x31435444
+#define KT_CMD_WRITE	1
+#define KT_CMD_READ	2
+/* A window this large, in its own pages. */
+#define KT_WIN		(2 * MiB + 3 * 4096)
+
+/* The module's byte stream for @seed (ktest_pat: xorshift32). */
+static void kt_pat(unsigned char *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761U | 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = x >> 24;
+	}
+}
+
+/*
+ * Have the module WRITE or READ @len bytes at @off of window @token; the
+ * answer (@rbuf, up to @rlen) is its result, or for a READ that worked the
+ * bytes read. With @notify, a RECV completes with 0 first. Returns the
+ * answer's length or a negative errno.
+ */
+static long long kt_cmd(int fd, __u32 chan, uint32_t op, __u64 token,
+			__u64 off, __u64 len, uint32_t seed, int notify,
+			unsigned char *rbuf, size_t rlen)
+{
+	struct kt_cmd cmd = {
+		.magic = KT_CMD_MAGIC, .op = op, .token = token,
+		.offset = off, .len = len, .seed = seed, .notify = notify,
+	};
+	__u64 cookies[3] = { 1, 2, 3 };
+	long long res[3];
+	int n = 2, ret;
+
+	if (notify) {
+		ret = xsubmit(fd, ORDMA_OP_RECV, chan, rbuf, rlen, 3, 0, 0, 0);
+		if (ret)
+			return ret;
+		n = 3;
+	}
+	ret = xsubmit(fd, ORDMA_OP_RECV, chan, rbuf, rlen, 1, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = xsubmit(fd, ORDMA_OP_SEND, chan, &cmd, sizeof(cmd), 2, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = xreap(fd, n, cookies, res, KT_WAIT_MS);
+	if (ret)
+		return ret;
+	if (res[1] != sizeof(cmd))
+		return -EPROTO;
+	if (notify && res[2] != 0)
+		return -EPROTO;
+	return res[0];
+}
+
+/* The module's answer: an s64 result. */
+static long long kt_answer(const unsigned char *rbuf, long long got)
+{
+	int64_t v;
+
+	if (got != sizeof(v))
+		return -EPROTO;
+	memcpy(&v, rbuf, sizeof(v));
+	return v;
+}
+
+/*
+ * The module writes kernel memory into a window of ours (zero-copy from
+ * its pages, or through chunks): every byte where asked, none elsewhere;
+ * one with a notification; a window it may not write, a token of no
+ * window and a range past the end are refused with their errno.
+ */
+TEST_F_TIMEOUT(kapi, kernel_writes_window, 300)
+{
+	static const struct { size_t len, off; } cases[] = {
+		{ 1, 0 }, { 4097, 5 }, { 64 * KiB + 3, 4096 },
+		{ 1 * MiB + 5, 7 }, { 2 * MiB, KT_WIN - 2 * MiB },
+	};
+	unsigned char *win = chan_buf(KT_WIN, 0), *want = malloc(KT_WIN);
+	unsigned char rbuf[64];
+	static __u64 token, rtoken;
+	long long got;
+	unsigned int i;
+	uint32_t seed;
+
+	ASSERT_NE(NULL, win);
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	ASSERT_EQ(0, chan_expose(self->fd, win, KT_WIN,
+				 ORDMA_ACCESS_REMOTE_WRITE, &token));
+	ASSERT_EQ(0, chan_expose(self->fd, win, 4096,
+				 ORDMA_ACCESS_REMOTE_READ, &rtoken));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		seed = (uint32_t)kt_seed();
+		memset(win, 0, KT_WIN);
+		memset(want, 0, KT_WIN);
+		kt_pat(want + cases[i].off, cases[i].len, seed);
+		got = kt_cmd(self->fd, self->chan[0], KT_CMD_WRITE, token,
+			     cases[i].off, cases[i].len, seed, i == 2, rbuf,
+			     sizeof(rbuf));
+		ASSERT_EQ((long long)cases[i].len, kt_answer(rbuf, got))
+			TH_LOG("WRITE of %zu bytes at %zu", cases[i].len,
+			       cases[i].off);
+		ASSERT_EQ(0, memcmp(win, want, KT_WIN))
+			TH_LOG("window after the WRITE of %zu bytes at %zu",
+			       cases[i].len, cases[i].off);
+	}
+	got = kt_cmd(self->fd, self->chan[0], KT_CMD_WRITE, rtoken, 0, 16, 1,
+		     0, rbuf, sizeof(rbuf));
+	EXPECT_EQ(-EACCES, kt_answer(rbuf, got));
+	got = kt_cmd(self->fd, self->chan[0], KT_CMD_WRITE, token ^ (1ULL << 40),
+		     0, 16, 1, 0, rbuf, sizeof(rbuf));
+	EXPECT_EQ(-ENOENT, kt_answer(rbuf, got));
+	got = kt_cmd(self->fd, self->chan[0], KT_CMD_WRITE, token, KT_WIN - 8,
+		     16, 1, 0, rbuf, sizeof(rbuf));
+	EXPECT_EQ(-ERANGE, kt_answer(rbuf, got));
+	/* The channel still works. */
+	kt_echo_one(_metadata, self->fd, self->chan[0], 4097, 1, 1);
+	ASSERT_EQ(0, chan_unexpose(self->fd, token));
+	ASSERT_EQ(0, chan_unexpose(self->fd, rtoken));
+	chan_buf_free(win, KT_WIN, 0);
+	free(want);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * The module reads a window of ours into kernel memory and sends back what
+ * it read: the window's bytes; a window it may not read is refused.
+ */
+TEST_F_TIMEOUT(kapi, kernel_reads_window, 300)
+{
+	static const struct { size_t len, off; } cases[] = {
+		{ 1, 0 }, { 4097, 5 }, { 64 * KiB + 3, 4096 },
+		{ 1 * MiB + 5, 7 }, { 2 * MiB, KT_WIN - 2 * MiB },
+	};
+	unsigned char *win = chan_buf(KT_WIN, 0);
+	unsigned char *rbuf = chan_buf(KT_WIN, 0);
+	static __u64 token, wtoken;
+	uint64_t seed = kt_seed();
+	long long got;
+	unsigned int i;
+
+	ASSERT_NE(NULL, win);
+	ASSERT_NE(NULL, rbuf);
+	chan_fill(win, KT_WIN, seed);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
+	ASSERT_EQ(0, chan_expose(self->fd, win, KT_WIN,
+				 ORDMA_ACCESS_REMOTE_READ, &token));
+	ASSERT_EQ(0, chan_expose(self->fd, win, 4096,
+				 ORDMA_ACCESS_REMOTE_WRITE, &wtoken));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		got = kt_cmd(self->fd, self->chan[0], KT_CMD_READ, token,
+			     cases[i].off, cases[i].len, 0, 0, rbuf, KT_WIN);
+		ASSERT_EQ((long long)cases[i].len, got)
+			TH_LOG("READ of %zu bytes at %zu", cases[i].len,
+			       cases[i].off);
+		ASSERT_EQ(0, memcmp(rbuf, win + cases[i].off, cases[i].len))
+			TH_LOG("bytes of the READ of %zu at %zu", cases[i].len,
+			       cases[i].off);
+	}
+	got = kt_cmd(self->fd, self->chan[0], KT_CMD_READ, wtoken, 0, 16, 0, 0,
+		     rbuf, KT_WIN);
+	EXPECT_EQ(-EACCES, kt_answer(rbuf, got));
+	ASSERT_EQ(0, chan_unexpose(self->fd, token));
+	ASSERT_EQ(0, chan_unexpose(self->fd, wtoken));
+	chan_buf_free(win, KT_WIN, 0);
+	chan_buf_free(rbuf, KT_WIN, 0);
 	kt_finish(_metadata, &self->fd);
 }
 

@@ -53,6 +53,10 @@ static bool ktest_selftest;
 module_param_named(selftest, ktest_selftest, bool, 0444);
 MODULE_PARM_DESC(selftest, "on load, check the echo of a few messages from the kernel");
 
+static bool ktest_idle;
+module_param_named(idle, ktest_idle, bool, 0444);
+MODULE_PARM_DESC(idle, "post nothing on accepted channels: only chan_down closes them");
+
 /* The echo buffer of a channel: the largest message it takes. */
 #define KTEST_ECHO_LEN		(SZ_4M + PAGE_SIZE)
 /* The selftest's buffers. */
@@ -255,6 +259,18 @@ static int ktest_pat_check(u8 *p, size_t n, void *arg)
 	return 0;
 }
 
+static int ktest_get_byte(u8 *p, size_t n, void *arg)
+{
+	*(u8 *)arg = *p;
+	return 0;
+}
+
+static int ktest_put_byte(u8 *p, size_t n, void *arg)
+{
+	*p = *(u8 *)arg;
+	return 0;
+}
+
 static int ktest_poison_fill(u8 *p, size_t n, void *arg)
 {
 	memset(p, KTEST_POISON, n);
@@ -271,6 +287,7 @@ static int ktest_poison_check(u8 *p, size_t n, void *arg)
 /* Bits of ktest_chan.flags. */
 enum {
 	KTEST_CHAN_CLOSING,	/* its close work is queued or done */
+	KTEST_CHAN_READING,	/* its command is a READ */
 };
 
 /**
@@ -282,6 +299,7 @@ enum {
  * @close_work: closes @chan and frees all this
  * @rreq: the RECV, posted whenever no echo is in flight
  * @sreq: the echo of the message @rreq took, from the same pages
+ * @oreq: a one-sided WRITE or READ a command message asked for
  * @buf: the pages
  */
 struct ktest_chan {
@@ -292,8 +310,31 @@ struct ktest_chan {
 	struct work_struct close_work;
 	struct ordma_kreq rreq;
 	struct ordma_kreq sreq;
+	struct ordma_kreq oreq;
 	struct ktest_buf buf;
 };
+
+/*
+ * A message of exactly this size that starts with KTEST_CMD_MAGIC is a
+ * command, not echoed: KTEST_CMD_WRITE fills @len bytes of the buffer with
+ * the stream of @seed and writes them into the sender's window (@token,
+ * @offset; @notify), then answers with the result as a little-endian s64;
+ * KTEST_CMD_READ reads @len bytes of the window and sends them back, or
+ * the result (8 bytes) if the READ failed. All little-endian.
+ */
+struct ktest_cmd {
+	__le32 magic;
+	__le32 op;
+	__le64 token;
+	__le64 offset;
+	__le64 len;
+	__le32 seed;
+	__le32 notify;
+};
+
+#define KTEST_CMD_MAGIC		0x31435444	/* "DTC1" */
+#define KTEST_CMD_WRITE		1
+#define KTEST_CMD_READ		2
 
 static struct {
 	struct ordma_kctx *ctx;
@@ -368,10 +409,89 @@ static void ktest_echo_post(struct ktest_chan *kc)
 		ktest_chan_kill(kc, ret);
 }
 
+/* Answer a command with its result, 8 bytes from the buffer. */
+static void ktest_cmd_answer(struct ktest_chan *kc, s64 res)
+{
+	__le64 v = cpu_to_le64(res);
+	unsigned int i;
+	int ret;
+
+	/* The first bvecs are short (ktest_shapes[]): byte by byte. */
+	for (i = 0; i < sizeof(v); i++)
+		ktest_buf_walk(&kc->buf, i, 1, ktest_put_byte, (u8 *)&v + i);
+	kc->sreq.len = sizeof(v);
+	ret = ordma_ksend(kc->chan, &kc->sreq);
+	if (ret)
+		ktest_chan_kill(kc, ret);
+}
+
+/* The WRITE or READ a command asked for is done. In ordma's worker. */
+static void ktest_cmd_done(struct ordma_kreq *req, ssize_t res)
+{
+	struct ktest_chan *kc = container_of(req, struct ktest_chan, oreq);
+	int ret;
+
+	if (test_bit(KTEST_CHAN_CLOSING, &kc->flags))
+		return;
+	if (test_bit(KTEST_CHAN_READING, &kc->flags) &&
+	    res == (ssize_t)req->len) {
+		/* The bytes read go back. */
+		kc->sreq.len = res;
+		ret = ordma_ksend(kc->chan, &kc->sreq);
+		if (ret)
+			ktest_chan_kill(kc, ret);
+		return;
+	}
+	ktest_cmd_answer(kc, res);
+}
+
+/* Run command @cmd, or refuse it: the answer says. */
+static void ktest_cmd_run(struct ktest_chan *kc, const struct ktest_cmd *cmd)
+{
+	u64 len = le64_to_cpu(cmd->len);
+	struct ktest_pat pt;
+	int ret;
+
+	if (!len || len > kc->buf.len) {
+		ktest_cmd_answer(kc, -EINVAL);
+		return;
+	}
+	kc->oreq.len = len;
+	if (le32_to_cpu(cmd->op) == KTEST_CMD_READ) {
+		set_bit(KTEST_CHAN_READING, &kc->flags);
+		ret = ordma_kread(kc->chan, &kc->oreq, le64_to_cpu(cmd->token),
+				  le64_to_cpu(cmd->offset));
+	} else {
+		clear_bit(KTEST_CHAN_READING, &kc->flags);
+		ktest_pat_init(&pt, le32_to_cpu(cmd->seed));
+		ktest_buf_walk(&kc->buf, 0, len, ktest_pat_fill, &pt);
+		ret = ordma_kwrite(kc->chan, &kc->oreq, le64_to_cpu(cmd->token),
+				   le64_to_cpu(cmd->offset),
+				   le32_to_cpu(cmd->notify));
+	}
+	if (ret)
+		ktest_cmd_answer(kc, ret);
+}
+
+/* A message of a command's size: the command, or NULL (echo it). */
+static bool ktest_cmd_take(struct ktest_chan *kc, ssize_t res,
+			   struct ktest_cmd *cmd)
+{
+	u8 *p = (u8 *)cmd;
+	size_t i;
+
+	if (res != sizeof(*cmd))
+		return false;
+	for (i = 0; i < sizeof(*cmd); i++)
+		ktest_buf_walk(&kc->buf, i, 1, ktest_get_byte, p + i);
+	return le32_to_cpu(cmd->magic) == KTEST_CMD_MAGIC;
+}
+
 /* The RECV is done: send the message back. In ordma's worker. */
 static void ktest_echo_recvd(struct ordma_kreq *req, ssize_t res)
 {
 	struct ktest_chan *kc = container_of(req, struct ktest_chan, rreq);
+	struct ktest_cmd cmd;
 	int ret;
 
 	if (res < 0) {
@@ -384,6 +504,10 @@ static void ktest_echo_recvd(struct ordma_kreq *req, ssize_t res)
 	if (!res) {
 		/* A notification of a one-sided write: nothing to echo. */
 		ktest_echo_post(kc);
+		return;
+	}
+	if (ktest_cmd_take(kc, res, &cmd)) {
+		ktest_cmd_run(kc, &cmd);
 		return;
 	}
 	kc->sreq.len = res;
@@ -446,6 +570,9 @@ static int ktest_accept(struct ordma_klistener *lis, struct ordma_chan *chan,
 	kc->sreq.bvec = kc->buf.bvec;
 	kc->sreq.nr_bvec = kc->buf.nr_bvec;
 	kc->sreq.done = ktest_echo_sent;
+	kc->oreq.bvec = kc->buf.bvec;
+	kc->oreq.nr_bvec = kc->buf.nr_bvec;
+	kc->oreq.done = ktest_cmd_done;
 
 	mutex_lock(&ktest.lock);
 	list_add_tail(&kc->node, &ktest.chans);
@@ -453,7 +580,8 @@ static int ktest_accept(struct ordma_klistener *lis, struct ordma_chan *chan,
 	atomic_long_inc(&ktest.nr_chans);
 	ordma_kchan_set_priv(chan, kc);
 	/* From here on the channel is ours: a failure closes it. */
-	ktest_echo_post(kc);
+	if (!ktest_idle)
+		ktest_echo_post(kc);
 	return 0;
 }
 
