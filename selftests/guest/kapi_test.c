@@ -8,7 +8,7 @@
  * side in the middle of a message, and one the module closes (a message too
  * large for it); rmmod with a channel still open; the RDMA device removed
  * under a channel; WRITEs and READs of the module into windows of this
- * process; IPv6; a load that cannot
+ * process; a per-channel quota of 2 chunks; IPv6; a load that cannot
  * listen; the module's kernel-to-kernel selftest (selftest=1). Each test
  * ends with rmmod and ordma's pool and channel counters back to 0.
  */
@@ -249,6 +249,9 @@ static void kt_echo_one(struct __test_metadata *_metadata, int fd,
 
 /* -- the tests ------------------------------------------------------------- */
 
+/* chan_quota_chunks as it was, while a test changed it, else 0. */
+static unsigned long long kt_quota;
+
 FIXTURE(kapi) {
 	int fd;
 	__u32 chan[CHAN_MAX];
@@ -269,6 +272,11 @@ FIXTURE_SETUP(kapi)
 
 FIXTURE_TEARDOWN(kapi)
 {
+	/* A test that changed the quota and failed gives it back. */
+	if (kt_quota) {
+		sysfs_set("chan_quota_chunks", kt_quota);
+		kt_quota = 0;
+	}
 	if (self->fd >= 0)
 		close(self->fd);
 	if (kt_loaded())
@@ -745,6 +753,26 @@ TEST_F_TIMEOUT(kapi, kernel_reads_window, 300)
 	ASSERT_EQ(0, chan_unexpose(self->fd, wtoken));
 	chan_buf_free(win, KT_WIN, 0);
 	chan_buf_free(rbuf, KT_WIN, 0);
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
+ * The per-channel quota holds for the module's channels as for ours: with
+ * chan_quota_chunks at 2, the kernel-to-kernel selftest and the echo of
+ * the largest message still go through, every byte checked.
+ */
+TEST_F_TIMEOUT(kapi, small_quota, 300)
+{
+	ASSERT_EQ(0, sysfs_get("chan_quota_chunks", &kt_quota));
+	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", 2));
+	EXPECT_EQ(0, kt_load("selftest=1"));
+	if (kt_loaded()) {
+		EXPECT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT,
+					  &self->chan[0]));
+		kt_echo_one(_metadata, self->fd, self->chan[0], KT_MAX, 3, 5);
+	}
+	ASSERT_EQ(0, sysfs_set("chan_quota_chunks", kt_quota));
+	kt_quota = 0;
 	kt_finish(_metadata, &self->fd);
 }
 
