@@ -91,7 +91,7 @@ static unsigned long ordma_copy_bvec(const struct ordma_req *op, u64 off,
  * @op: the operation
  * @mm_ok: the pass runs in the owner's mm
  *
- * A user's buffer only in its mm; a kernel user's always.
+ * Return: true for a user's buffer in its mm, and for a kernel user's.
  */
 bool ordma_op_reachable(const struct ordma_req *op, bool mm_ok)
 {
