@@ -93,6 +93,20 @@ static inline size_t ordma_scaled(size_t full, size_t small)
 	return getenv("ORDMA_TEST_SMALL") ? small : full;
 }
 
+/* The number a file (sysfs, procfs) starts with, or -1. */
+static inline long long ordma_read_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* Run a shell command quietly; return its exit status, or -1. */
 static inline int ordma_sh(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

@@ -77,17 +77,9 @@ static int kt_unload(void)
 static long long kt_stat(const char *name)
 {
 	char path[256];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), KT_SYS "/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return ordma_read_ll(path);
 }
 
 /*

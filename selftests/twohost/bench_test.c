@@ -65,15 +65,7 @@ FIXTURE_TEARDOWN(bench)
 
 static int64_t nic_rx_bytes(void)
 {
-	long long v = -1;
-	FILE *f = fopen("/sys/class/net/ordma0/statistics/rx_bytes", "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return ordma_read_ll("/sys/class/net/ordma0/statistics/rx_bytes");
 }
 
 /* The first line of @path holding @needle, into @line; 0 or -1. */

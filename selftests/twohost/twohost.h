@@ -44,17 +44,9 @@ static inline socklen_t twohost_sockaddr(int family, const char *ip,
 static inline int64_t twohost_counter(const char *name)
 {
 	char path[128];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return ordma_read_ll(path);
 }
 
 /* Meet the other host at the barrier of test @test, step @step, within @s. */
