@@ -220,6 +220,7 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	INIT_LIST_HEAD(&chan->tx_standing);
 	INIT_WORK(&chan->down_work, ordma_chan_down_work);
 	INIT_LIST_HEAD(&chan->knode);
+	init_completion(&chan->kclosed);
 	return chan;
 }
 
@@ -278,15 +279,26 @@ void ordma_chan_own(struct ordma_chan *chan)
  * ordma_chan_disown() - a kernel user lets go of a channel
  * @chan: the channel
  *
- * Process context. Once this returns, its death is not told any more and
- * no telling runs, but the one calling this (its user may close the
- * channel from its chan_down).
+ * Its death is not told from now on: a telling that has not called its
+ * user yet does nothing. One that has may still run: see
+ * ordma_chan_down_wait().
  */
 void ordma_chan_disown(struct ordma_chan *chan)
 {
 	spin_lock_irq(&chan->lock);
 	chan->kheld = false;
 	spin_unlock_irq(&chan->lock);
+}
+
+/**
+ * ordma_chan_down_wait() - wait for the telling of a channel's death
+ * @chan: the channel, disowned
+ *
+ * Process context. Once this returns no telling runs, but the one calling
+ * this (a user closing its channel from its chan_down).
+ */
+void ordma_chan_down_wait(struct ordma_chan *chan)
+{
 	if (current_work() != &chan->down_work &&
 	    cancel_work_sync(&chan->down_work))
 		ordma_chan_put(chan);

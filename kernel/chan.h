@@ -174,7 +174,7 @@ struct ordma_frwr {
  * @mr: a destination's registration (iova ordma_seg_iova(@uaddr))
  * @fast: @mr is a fast registration (frwr.c), else from ib_reg_user_mr()
  * @dpages: a fast-registered destination's pinned pages, @ndpages of them
- * @sgt: and their DMA mapping; or a kernel user's source's (@kern)
+ * @sgt: and their DMA mapping; or a kernel user's range's (@kern)
  * @kern: a range of a kernel user's buffer (its offsets are @uaddr): its
  *	pages DMA-mapped in @sgt, not pinned; a source is sent from with
  *	local_dma_lkey, a destination fast-registered (no @dpages)
@@ -436,8 +436,11 @@ enum ordma_chan_phase {
  *	until ordma_chan_disown()): its death is told (lock)
  * @down_told: its death was told, or is being (lock)
  * @down_work: tells it (ofile->kern->chan_down), holding a reference
- * @kpriv: the kernel user's pointer for the channel (kapi.c)
- * @knode: on its kernel user's list of channels (kapi.c, its lock)
+ * @kpriv: the kernel user's pointer for the channel (kapi.c;
+ *	WRITE_ONCE/READ_ONCE)
+ * @knode: on its kernel user's list of channels (kapi.c, under the
+ *	context's lock)
+ * @kclosed: completed once its kernel user's close is over (kapi.c)
  *
  * @odev, @cm_id, @pd, @qp and @cq are set while the channel is built (connect's
  * CM handler, or the listener's request handler) and cleared only by
@@ -560,9 +563,10 @@ struct ordma_chan {
 	struct ib_cqe write_cqe;
 	bool kheld;			/* lock */
 	bool down_told;			/* lock */
-	struct work_struct down_work;
-	void *kpriv;
-	struct list_head knode;
+	struct work_struct down_work;	/* holds a reference while queued */
+	void *kpriv;			/* READ_ONCE, WRITE_ONCE */
+	struct list_head knode;		/* kapi.c: ctx->lock */
+	struct completion kclosed;
 	struct list_head tx_free;	/* run */
 	struct ordma_tx txd[ORDMA_TX_DEPTH];
 };
@@ -662,6 +666,7 @@ void ordma_chan_fail(struct ordma_chan *chan, int err);
 void ordma_chan_down_locked(struct ordma_chan *chan);
 void ordma_chan_own(struct ordma_chan *chan);
 void ordma_chan_disown(struct ordma_chan *chan);
+void ordma_chan_down_wait(struct ordma_chan *chan);
 void ordma_chan_fault(struct ordma_chan *chan, int err);
 int ordma_fault_notifier_register(struct notifier_block *nb);
 void ordma_fault_notifier_unregister(struct notifier_block *nb);

@@ -68,16 +68,16 @@ static int ordma_cm_set_timers(struct rdma_cm_id *cm_id, u8 min_rnr_timer)
 	return ret ? ret : rdma_set_ack_timeout(cm_id, ORDMA_ACK_TIMEOUT);
 }
 
-/*
- * A new channel with every layer's part set up: the data path's work items
- * and completion handlers (sched.c) and the registration worker (mr.c).
- */
 /* The namespace a file's ids are made in: its opener's, init's for the kernel. */
 static struct net *ordma_cm_net(struct ordma_file *ofile)
 {
 	return ofile->kern ? &init_net : current->nsproxy->net_ns;
 }
 
+/*
+ * A new channel with every layer's part set up: the data path's work items
+ * and completion handlers (sched.c) and the registration worker (mr.c).
+ */
 static struct ordma_chan *ordma_chan_create(struct ordma_file *ofile)
 {
 	struct ordma_chan *chan = ordma_chan_alloc(ofile);
@@ -282,6 +282,8 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 			chan->phase = ORDMA_PHASE_ESTABLISHED;
 			chan->announced = true;
 		}
+		/* Failed meanwhile (its device going away): connect fails. */
+		ret = up ? 0 : (chan->err ? chan->err : -ENOTCONN);
 		spin_unlock_irqrestore(&chan->lock, flags);
 		if (up)
 			ordma_nl_chan_event(chan->odev, true, chan->qpn,
@@ -290,7 +292,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		if (chan->listener)
 			wake_up(&chan->listener->wait);
 		else
-			ordma_chan_connected(chan, 0);
+			ordma_chan_connected(chan, ret);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

@@ -11,7 +11,8 @@
  * listeners; it is taken by the API's calls only, in process context, and
  * nests outside chan->lock (ordma_chan_own() runs under it, so that a
  * channel its user closed meanwhile is not owned again); nothing that
- * sleeps on ordma's other locks runs under it. A listener's thread accepts
+ * sleeps on ordma's other locks runs under it. A channel is closed by
+ * whoever takes it off the list; chan->kclosed tells a second closer. A listener's thread accepts
  * channels and calls the user's accept.
  */
 #include <linux/module.h>
@@ -31,6 +32,7 @@
  * @lock: protects @chans and @listeners
  * @chans: the channels it holds (struct ordma_chan knode)
  * @listeners: its listeners (struct ordma_klistener node)
+ * @ndown: chan_down calls running; ordma_kctx_destroy() waits for 0
  */
 struct ordma_kctx {
 	struct ordma_kern kern;
@@ -39,6 +41,7 @@ struct ordma_kctx {
 	struct mutex lock;		/* chans, listeners */
 	struct list_head chans;		/* lock */
 	struct list_head listeners;	/* lock */
+	atomic_t ndown;
 };
 
 /**
@@ -71,8 +74,8 @@ static struct ordma_req *ordma_kreq_op(struct ordma_kreq *req)
 
 static void ordma_kapi_complete(struct ordma_req *op, s64 res)
 {
-	struct ordma_kreq *req = container_of((unsigned long *)op,
-					      struct ordma_kreq, __ordma[0]);
+	struct ordma_kreq *req = container_of((u64 *)op, struct ordma_kreq,
+					      __ordma[0]);
 
 	req->done(req, res);
 }
@@ -81,8 +84,12 @@ static void ordma_kapi_chan_down(struct ordma_chan *chan, int err)
 {
 	struct ordma_kctx *ctx = ordma_kctx_of(chan->ofile);
 
-	if (ctx->ops && ctx->ops->chan_down)
-		ctx->ops->chan_down(chan, chan->kpriv, err);
+	if (!ctx->ops || !ctx->ops->chan_down)
+		return;
+	atomic_inc(&ctx->ndown);
+	ctx->ops->chan_down(chan, READ_ONCE(chan->kpriv), err);
+	if (atomic_dec_and_test(&ctx->ndown))
+		wake_up_var(&ctx->ndown);
 }
 
 /**
@@ -92,13 +99,18 @@ static void ordma_kapi_chan_down(struct ordma_chan *chan, int err)
  *	NULL
  *
  * Context: process context, may sleep.
- * Return: the context, or ERR_PTR(-ENOMEM).
+ * Its channels' connections are made in the initial network namespace.
+ *
+ * Return: the context, or ERR_PTR(-EINVAL) without @name, or
+ * ERR_PTR(-ENOMEM).
  */
 struct ordma_kctx *ordma_kctx_create(const char *name,
 				     const struct ordma_kctx_ops *ops)
 {
 	struct ordma_kctx *ctx;
 
+	if (!name)
+		return ERR_PTR(-EINVAL);
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
@@ -117,6 +129,22 @@ struct ordma_kctx *ordma_kctx_create(const char *name,
 }
 EXPORT_SYMBOL_GPL(ordma_kctx_create);
 
+/*
+ * Close @chan, taken off its user's list by the caller (who holds the
+ * user's reference now): no chan_down starts from here on; its operations
+ * complete; then those waiting in ordma_kchan_close() go on, and a
+ * chan_down still running (which may be one of them) returns, before the
+ * reference goes.
+ */
+static void ordma_kchan_shut(struct ordma_chan *chan)
+{
+	ordma_chan_disown(chan);
+	ordma_chan_close(chan, -ECANCELED);
+	complete_all(&chan->kclosed);
+	ordma_chan_down_wait(chan);
+	ordma_chan_put(chan);
+}
+
 /**
  * ordma_kctx_destroy() - stop being a kernel user
  * @ctx: the context
@@ -125,7 +153,7 @@ EXPORT_SYMBOL_GPL(ordma_kctx_create);
  * operations complete with -ECANCELED first). No callback of @ctx runs
  * once this returns.
  *
- * Context: process context, may sleep; not from a callback of @ctx.
+ * Context: process context, may sleep; not from a callback of ordma.
  */
 void ordma_kctx_destroy(struct ordma_kctx *ctx)
 {
@@ -145,13 +173,15 @@ void ordma_kctx_destroy(struct ordma_kctx *ctx)
 		mutex_lock(&ctx->lock);
 		chan = list_first_entry_or_null(&ctx->chans, struct ordma_chan,
 						knode);
+		if (chan)
+			list_del_init(&chan->knode);
 		mutex_unlock(&ctx->lock);
 		if (!chan)
 			break;
-		ordma_kchan_close(chan);
+		ordma_kchan_shut(chan);
 	}
-	/* A chan_down that closed its channel meanwhile has returned too. */
-	flush_workqueue(ordma_wq);
+	/* A chan_down that closed its own channel meanwhile has returned. */
+	wait_var_event(&ctx->ndown, !atomic_read(&ctx->ndown));
 	ordma_file_put(ctx->ofile);
 	kfree(ctx);
 }
@@ -180,9 +210,18 @@ static int ordma_kaddr(const struct sockaddr *addr,
 static void ordma_kchan_hold(struct ordma_kctx *ctx, struct ordma_chan *chan,
 			     void *priv)
 {
-	chan->kpriv = priv;
+	WRITE_ONCE(chan->kpriv, priv);
 	mutex_lock(&ctx->lock);
 	list_add_tail(&chan->knode, &ctx->chans);
+	mutex_unlock(&ctx->lock);
+}
+
+/* Tell @chan's death from now on, unless its user closed it already. */
+static void ordma_kchan_own(struct ordma_kctx *ctx, struct ordma_chan *chan)
+{
+	mutex_lock(&ctx->lock);
+	if (!list_empty(&chan->knode))
+		ordma_chan_own(chan);
 	mutex_unlock(&ctx->lock);
 }
 
@@ -217,7 +256,7 @@ int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
 	if (ret)
 		return ret;
 	ordma_kchan_hold(ctx, chan, priv);
-	ordma_chan_own(chan);
+	ordma_kchan_own(ctx, chan);
 	*out = chan;
 	return 0;
 }
@@ -229,25 +268,26 @@ EXPORT_SYMBOL_GPL(ordma_kconnect);
  *
  * Its operations still queued complete with -ECANCELED (their callbacks
  * run before this returns); no callback names @chan once this returns.
+ * Closed once: a second close (from chan_down, say, while
+ * ordma_kctx_destroy() closes it) waits for the first.
  *
- * Context: process context, may sleep; from chan_down too, but not from
- * an operation's done callback.
+ * Context: process context, may sleep; from the channel's own chan_down
+ * too, but not from an operation's done callback nor from the chan_down
+ * of another channel.
  */
 void ordma_kchan_close(struct ordma_chan *chan)
 {
 	struct ordma_kctx *ctx = ordma_kctx_of(chan->ofile);
 	bool held;
 
-	/* Closed once: by its user, or by ordma_kctx_destroy(). */
 	mutex_lock(&ctx->lock);
 	held = !list_empty(&chan->knode);
 	list_del_init(&chan->knode);
 	mutex_unlock(&ctx->lock);
-	if (!held)
-		return;
-	ordma_chan_disown(chan);
-	ordma_chan_close(chan, -ECANCELED);
-	ordma_chan_put(chan);
+	if (held)
+		ordma_kchan_shut(chan);
+	else
+		wait_for_completion(&chan->kclosed);
 }
 EXPORT_SYMBOL_GPL(ordma_kchan_close);
 
@@ -284,15 +324,6 @@ void ordma_kchan_peer(struct ordma_chan *chan, struct sockaddr_storage *peer)
 	memcpy(peer, ordma_chan_peer(chan), sizeof(*peer));
 }
 EXPORT_SYMBOL_GPL(ordma_kchan_peer);
-
-/* Tell @chan's death from now on, unless its user closed it already. */
-static void ordma_kchan_own(struct ordma_kctx *ctx, struct ordma_chan *chan)
-{
-	mutex_lock(&ctx->lock);
-	if (!list_empty(&chan->knode))
-		ordma_chan_own(chan);
-	mutex_unlock(&ctx->lock);
-}
 
 /* Sleep until kthread_stop(). */
 static void ordma_klisten_idle(void)
@@ -432,11 +463,16 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 	unsigned int i;
 
 	BUILD_BUG_ON(sizeof(struct ordma_req) > sizeof(req->__ordma));
+	BUILD_BUG_ON(__alignof__(struct ordma_req) > __alignof__(req->__ordma));
 	if (!chan->ofile->kern || !req->done || !req->bvec || !req->nr_bvec ||
 	    !req->len || req->len > ORDMA_KREQ_MAX_LEN)
 		return -EINVAL;
-	for (i = 0; i < req->nr_bvec && have < req->len; i++)
+	/* An empty entry would put a page nobody offered into a registration. */
+	for (i = 0; i < req->nr_bvec && have < req->len; i++) {
+		if (!req->bvec[i].bv_len)
+			return -EINVAL;
 		have += req->bvec[i].bv_len;
+	}
 	if (have < req->len)
 		return -EINVAL;
 	memset(op, 0, sizeof(*op));
@@ -455,11 +491,12 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
  * @chan: a channel of a kernel user
  * @req: the request: @bvec, @nr_bvec, @len (the message) and @done
  *
- * The message is copied into the channel's pool chunks as they come free
- * and goes to the peer's next RECV; messages go out in submission order.
+ * The message goes to the peer's next RECV; messages go out in submission
+ * order.
  * @done gets @len once the peer's side took every byte, or a negative
  * errno: -ECANCELED (closed), -ENOTCONN (the peer left), -ENODEV (the
- * device went away), -EREMOTEIO (the peer failed its side), -EPROTO,
+ * device went away), -EIO (the device failed the channel), -EREMOTEIO
+ * (the peer failed its side), -EPROTO,
  * -ETIMEDOUT, -ENOBUFS or -EACCES (the peer broke a rule). @done runs in
  * process context (one of ordma's workers, or a task submitting on the
  * same channel: it may run inside this very call, so the caller must not

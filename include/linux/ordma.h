@@ -7,8 +7,9 @@
  * from ordma_kconnect() or from a listener's accept callback
  * (ordma_klisten()). Operations are requests the caller owns, embedded in
  * its own per-I/O state: nothing is allocated per operation. A request
- * names its memory as an array of bio_vecs; ordma copies it through its
- * pre-registered pool (Documentation/ordma/kernel-api.rst).
+ * names its memory as an array of bio_vecs, sent from zero-copy (no
+ * pinning, no memory region) or through ordma's pre-registered pool
+ * (Documentation/ordma/kernel-api.rst).
  */
 #ifndef _LINUX_ORDMA_H
 #define _LINUX_ORDMA_H
@@ -29,7 +30,7 @@ struct ordma_klistener;
  * struct ordma_kreq - one operation of a kernel user, in its own memory
  * @bvec: the buffer: what a SEND or WRITE sends, where a RECV puts the
  *	message or a READ the bytes
- * @nr_bvec: entries of @bvec
+ * @nr_bvec: entries of @bvec; none of those @len covers may be empty
  * @len: bytes of @bvec the operation covers, from its start (1 to
  *	ORDMA_KREQ_MAX_LEN); a RECV takes a message of at most @len bytes
  * @done: called once when the operation is over, with the bytes sent or
@@ -45,7 +46,7 @@ struct ordma_kreq {
 	unsigned int nr_bvec;
 	size_t len;
 	void (*done)(struct ordma_kreq *req, ssize_t res);
-	unsigned long __ordma[ORDMA_KREQ_WORDS];
+	u64 __ordma[ORDMA_KREQ_WORDS];
 };
 
 /* The largest operation, bytes (as ORDMA_MAX_LEN for user space). */
@@ -57,7 +58,8 @@ struct ordma_kreq {
  *	broke the protocol, the device went away: @err is the errno its
  *	operations fail with, negative). Called once per channel, from a
  *	work item, never after ordma_kchan_close() of that channel has
- *	returned; it may call ordma_kchan_close() on it. May be NULL.
+ *	returned; it may call ordma_kchan_close() on that channel, not on
+ *	another. May be NULL.
  */
 struct ordma_kctx_ops {
 	void (*chan_down)(struct ordma_chan *chan, void *priv, int err);
