@@ -178,6 +178,8 @@ struct ordma_frwr {
  * @kern: a range of a kernel user's buffer (its offsets are @uaddr): its
  *	pages DMA-mapped in @sgt, not pinned; a source is sent from with
  *	local_dma_lkey, a destination fast-registered (no @dpages)
+ * @kop: a kernel user's RECV a destination is of, for its bio_vecs (the
+ *	RECV completes only once the segment is gone)
  * @pins: a source's pinned ranges from the channel's cache (pin.c), in
  *	address order, together covering [@uaddr, @uaddr + @len); sent from
  *	with the PD's local_dma_lkey
@@ -217,6 +219,7 @@ struct ordma_seg {
 	u32 ndpages;
 	struct sg_table sgt;
 	bool kern;
+	const struct ordma_req *kop;
 	struct ordma_pin *pins[ORDMA_SEG_PINS];
 	u8 npins;
 	u32 sends;			/* run */

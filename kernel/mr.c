@@ -177,6 +177,16 @@ static void ordma_seg_hold(struct ordma_chan *chan, struct ordma_seg *seg)
 	atomic64_add(seg->pinned, &chan->pages_pinned);
 }
 
+/* Count a registration of @seg that took @ns. */
+static void ordma_seg_counted(struct ordma_chan *chan, struct ordma_seg *seg,
+			      u64 ns)
+{
+	atomic64_inc(&chan->odev->registrations);
+	atomic64_inc(&chan->registrations);
+	atomic64_add(ns, &chan->odev->reg_ns);
+	seg->reg_ns = ns;
+}
+
 /*
  * Readying @seg took @ns for @npages pages pinned now: count it and feed the
  * cost model (small segments measure the fixed cost of a registration,
@@ -194,10 +204,7 @@ static void ordma_seg_measured(struct ordma_chan *chan, struct ordma_seg *seg,
 		ordma_model_pin(&odev->model, npages,
 				ns - min(ns, odev->model.reg_ns));
 	spin_unlock(&odev->model_lock);
-	atomic64_inc(&odev->registrations);
-	atomic64_inc(&chan->registrations);
-	atomic64_add(ns, &odev->reg_ns);
-	seg->reg_ns = ns;
+	ordma_seg_counted(chan, seg, ns);
 }
 
 /*
@@ -219,6 +226,54 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 	ordma_seg_hold(chan, seg);
 	if (pinned)
 		ordma_seg_measured(chan, seg, pinned, ns);
+	return 0;
+}
+
+/*
+ * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
+ * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
+ * pinning. A source is sent from with the PD's local_dma_lkey; a
+ * destination is still fast-registered by the registration worker.
+ */
+static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
+			      const struct ordma_req *op)
+{
+	enum dma_data_direction dir = seg->write ? DMA_FROM_DEVICE :
+						   DMA_TO_DEVICE;
+	const struct bio_vec *bv = op->bvec;
+	u64 skip = seg->uaddr, left, take, off;
+	unsigned int i, first, n = 0;
+	struct scatterlist *sg;
+	int ret;
+
+	for (i = 0; i < op->nr_bvec && skip >= bv[i].bv_len; i++)
+		skip -= bv[i].bv_len;
+	first = i;
+	for (left = seg->len, off = skip; i < op->nr_bvec && left; i++) {
+		left -= min_t(u64, left, bv[i].bv_len - off);
+		off = 0;
+		n++;
+	}
+	if (WARN_ON_ONCE(left || !n))
+		return -EINVAL;
+	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	left = seg->len;
+	for_each_sgtable_sg(&seg->sgt, sg, i) {
+		off = bv[first + i].bv_offset + skip;
+		take = min_t(u64, left, bv[first + i].bv_len - skip);
+		sg_set_page(sg, nth_page(bv[first + i].bv_page, off >> PAGE_SHIFT),
+			    take, offset_in_page(off));
+		left -= take;
+		skip = 0;
+	}
+	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt, dir, 0);
+	if (ret) {
+		sg_free_table(&seg->sgt);
+		return ret;
+	}
+	seg->kern = true;
 	return 0;
 }
 
@@ -245,6 +300,44 @@ static u32 ordma_seg_kern_pages(struct ordma_seg *seg)
 }
 
 /*
+ * A kernel user's destination: mapped now (not at queueing: nothing may
+ * write into pages mapped for the device but the device) and
+ * fast-registered; where that fails, unmapped again before the bytes are
+ * copied into the pages instead. Nothing is pinned, and the cost is not
+ * what the model measures.
+ */
+static int ordma_seg_prepare_kern(struct ordma_chan *chan,
+				  struct ordma_seg *seg)
+{
+	u32 npages;
+	u64 t0;
+	int ret;
+
+	ret = ordma_seg_map_kern(chan, seg, seg->kop);
+	if (ret)
+		return ret;
+	npages = ordma_seg_kern_pages(seg);
+	/* Its pages need not follow its offsets: copied instead. */
+	if (ib_uses_virt_dma(chan->pd->device) && npages > 1 &&
+	    !(npages % ORDMA_SEG_PAGES_AVOID)) {
+		ret = -EINVAL;
+		goto unmap;
+	}
+	t0 = ordma_now();
+	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
+	if (ret)
+		goto unmap;
+	atomic_inc(&chan->odev->mrs_live);
+	atomic_inc(&chan->mrs_live);
+	ordma_seg_counted(chan, seg, ordma_ns_since(t0));
+	return 0;
+
+unmap:
+	ordma_seg_unprepare(chan, seg);
+	return ret;
+}
+
+/*
  * Pin @seg, and register it if it is a destination. Runs in reg_work with
  * the owner's mm adopted (frwr.c, the RDMA core and pin.c pin
  * current->mm). Feeds the cost model what it took.
@@ -260,19 +353,15 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	if (!seg->write)
 		return ordma_seg_pin(chan, seg);
 	/* A kernel user's pages are mapped already, and not pinned. */
-	if (seg->kern) {
-		npages = ordma_seg_kern_pages(seg);
-		/* Its pages need not follow its offsets: copied instead. */
-		if (npages > 1 && !(npages % ORDMA_SEG_PAGES_AVOID))
-			return -EINVAL;
-	}
-	ret = ordma_memlock_charge(chan->ofile, seg->kern ? 0 : npages);
+	if (seg->kop)
+		return ordma_seg_prepare_kern(chan, seg);
+	ret = ordma_memlock_charge(chan->ofile, npages);
 	if (ret)
 		return ret;
 	t0 = ordma_now();
 	/* A destination is offered to the peer for RDMA WRITE. */
 	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
-	if (ret == -EOPNOTSUPP && !seg->kern) {
+	if (ret == -EOPNOTSUPP) {
 		mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
 				    ordma_seg_iova(seg->uaddr),
 				    IB_ACCESS_LOCAL_WRITE |
@@ -282,15 +371,13 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 			seg->mr = mr;
 	}
 	if (ret) {
-		ordma_memlock_uncharge(chan->ofile, seg->kern ? 0 : npages);
+		ordma_memlock_uncharge(chan->ofile, npages);
 		return ret;
 	}
 	ns = ordma_ns_since(t0);
-	if (seg->kern)
-		npages = 0;
-	seg->pinned = npages;
 	atomic_inc(&odev->mrs_live);
 	atomic_inc(&chan->mrs_live);
+	seg->pinned = npages;
 	atomic64_add(npages, &odev->pages_pinned);
 	atomic64_add(npages, &chan->pages_pinned);
 	ordma_seg_measured(chan, seg, npages, ns);
@@ -375,54 +462,6 @@ static void ordma_mr_work(struct work_struct *work)
 		kthread_unuse_mm(mm);
 		mmput(mm);
 	}
-}
-
-/*
- * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
- * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
- * pinning. A source is sent from with the PD's local_dma_lkey; a
- * destination is still fast-registered by the registration worker.
- */
-static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
-			      const struct ordma_req *op)
-{
-	enum dma_data_direction dir = seg->write ? DMA_FROM_DEVICE :
-						   DMA_TO_DEVICE;
-	const struct bio_vec *bv = op->bvec;
-	u64 skip = seg->uaddr, left, take, off;
-	unsigned int i, first, n = 0;
-	struct scatterlist *sg;
-	int ret;
-
-	for (i = 0; i < op->nr_bvec && skip >= bv[i].bv_len; i++)
-		skip -= bv[i].bv_len;
-	first = i;
-	for (left = seg->len, off = skip; i < op->nr_bvec && left; i++) {
-		left -= min_t(u64, left, bv[i].bv_len - off);
-		off = 0;
-		n++;
-	}
-	if (WARN_ON_ONCE(left || !n))
-		return -EINVAL;
-	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
-	if (ret)
-		return ret;
-	left = seg->len;
-	for_each_sgtable_sg(&seg->sgt, sg, i) {
-		off = bv[first + i].bv_offset + skip;
-		take = min_t(u64, left, bv[first + i].bv_len - skip);
-		sg_set_page(sg, nth_page(bv[first + i].bv_page, off >> PAGE_SHIFT),
-			    take, offset_in_page(off));
-		left -= take;
-		skip = 0;
-	}
-	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt, dir, 0);
-	if (ret) {
-		sg_free_table(&seg->sgt);
-		return ret;
-	}
-	seg->kern = true;
-	return 0;
 }
 
 /**
@@ -522,13 +561,15 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	 * A kernel user's source, or a source the cache holds whole, is
 	 * ready now: no work to queue.
 	 */
-	if (kop) {
+	if (kop && write) {
+		/* Mapped by the registration worker. */
+		seg->kop = kop;
+	} else if (kop) {
 		if (ordma_seg_map_kern(chan, seg, kop)) {
 			kfree(seg);
 			return NULL;
 		}
-		if (!write)
-			seg->state = ORDMA_SEG_USED;
+		seg->state = ORDMA_SEG_USED;
 	} else if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
 					    &seg->npins, &pinned)) {
 		ordma_seg_hold(chan, seg);

@@ -12,6 +12,17 @@
 
 #include "xfer.h"
 
+/*
+ * The errno an operation gets for a peer's non-zero status: the peer's, if
+ * a user may see it; -EREMOTEIO for anything else (above MAX_ERRNO, or the
+ * kernel's own from ERESTARTSYS on, which must never reach a system call's
+ * return or a kernel user).
+ */
+static s64 ordma_rx_errno(u32 status)
+{
+	return status < ERESTARTSYS ? -(s64)status : -EREMOTEIO;
+}
+
 /* Bytes of one of our reads, or its failure. */
 static void ordma_rx_read_resp(struct ordma_chan *chan,
 			       struct ordma_wire_hdr *hdr, u32 plen, bool mm_ok)
@@ -25,7 +36,7 @@ static void ordma_rx_read_resp(struct ordma_chan *chan,
 	if (!op)
 		return;		/* it already failed */
 	if (status) {
-		ordma_op_complete(chan, op, -(s64)min_t(u32, status, MAX_ERRNO));
+		ordma_op_complete(chan, op, ordma_rx_errno(status));
 		return;
 	}
 	if (off != op->done || plen > op->len - op->done) {
@@ -287,8 +298,8 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 				   le64_to_cpu(hdr->ack.write_id));
 		if (!op)
 			return false;
-		res = hdr->status ? -(s64)min_t(u32, le32_to_cpu(hdr->status),
-						MAX_ERRNO) : (s64)op->len;
+		res = hdr->status ? ordma_rx_errno(le32_to_cpu(hdr->status)) :
+				    (s64)op->len;
 		/*
 		 * The first failure stays. A failed write with pieces left
 		 * stops in ordma_tx_fill_op(), once no message is half sent:
@@ -366,7 +377,7 @@ bool ordma_recv_progress(struct ordma_chan *chan, bool mm_ok)
 			list_del(&chunk->node);
 			ordma_rx_recycle(chan, chunk);
 			ordma_op_complete(chan, op, status ?
-				-(s64)min_t(u32, status, MAX_ERRNO) : 0);
+					  ordma_rx_errno(status) : 0);
 			progress = true;
 			continue;
 		}

@@ -418,7 +418,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	hdr->read.read_len = rh->read.read_len;
 	hdr->read.offset = cpu_to_le64(sent);
 	hdr->read.read_id = rh->read.read_id;
-	if (!status && (!mm_ok ||
+	if (!status && (!mm_ok || !chan->ofile->mm ||
 			ordma_copy_from_user(chan, 0, hdr + 1,
 					     uaddr + start + sent, n)))
 		status = -EREMOTEIO;

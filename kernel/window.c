@@ -402,7 +402,7 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (!status && (off < base || off - base > total ||
 			plen > total - (off - base)))
 		status = -EPROTO;
-	if (!status && (!mm_ok ||
+	if (!status && (!mm_ok || !chan->ofile->mm ||
 			ordma_copy_to_user(chan, 0, uaddr + off, hdr + 1,
 					   plen)))
 		status = -EREMOTEIO;
