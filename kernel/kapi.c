@@ -17,6 +17,7 @@
  */
 #include <linux/module.h>
 #include <linux/kthread.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -459,8 +460,9 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 			     u32 op_code, u64 token, u64 offset, bool notify)
 {
 	struct ordma_req *op = ordma_kreq_op(req);
+	unsigned int i, noio;
 	size_t have = 0;
-	unsigned int i;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(struct ordma_req) > sizeof(req->__ordma));
 	BUILD_BUG_ON(__alignof__(struct ordma_req) > __alignof__(req->__ordma));
@@ -483,7 +485,14 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 	op->token = token;
 	op->offset = offset;
 	op->notify = notify;
-	return ordma_chan_submit(chan, op, false);
+	/*
+	 * The submitter may run the channel's passes: what they allocate must
+	 * not wait for I/O, which may be this very I/O (a block device's).
+	 */
+	noio = memalloc_noio_save();
+	ret = ordma_chan_submit(chan, op, false);
+	memalloc_noio_restore(noio);
+	return ret;
 }
 
 /**

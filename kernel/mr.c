@@ -436,10 +436,14 @@ static void ordma_mr_work(struct work_struct *work)
 	/* A kernel user's file has no mm: its segments need none. */
 	bool use_mm = mm && mmget_not_zero(mm);
 	bool mm_ok = !mm || use_mm;
+	unsigned int noio = 0;
 	struct ordma_seg *seg;
 
 	if (use_mm)
 		kthread_use_mm(mm);
+	/* A kernel user's I/O may be what reclaim waits for (sched.c). */
+	if (!mm)
+		noio = memalloc_noio_save();
 	for (;;) {
 		spin_lock_irq(&chan->lock);
 		seg = list_first_entry_or_null(&chan->reg_todo,
@@ -458,6 +462,8 @@ static void ordma_mr_work(struct work_struct *work)
 			ordma_seg_free(chan, seg);
 		cond_resched();
 	}
+	if (!mm)
+		memalloc_noio_restore(noio);
 	if (use_mm) {
 		kthread_unuse_mm(mm);
 		mmput(mm);

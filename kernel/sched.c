@@ -281,13 +281,19 @@ static void ordma_chan_work(struct work_struct *work)
 	/* A kernel user's file has no mm: all its memory is reachable. */
 	bool use_mm = mm && mmget_not_zero(mm);
 	bool mm_ok = !mm || use_mm;
+	unsigned int noio = 0;
 
 	if (use_mm)
 		kthread_use_mm(mm);
+	/* A kernel user's I/O (a block device's) may be what reclaim waits for. */
+	if (!mm)
+		noio = memalloc_noio_save();
 	mutex_lock(&chan->run);
 	while (ordma_xfer_step(chan, mm_ok))
 		cond_resched();
 	mutex_unlock(&chan->run);
+	if (!mm)
+		memalloc_noio_restore(noio);
 	if (use_mm) {
 		kthread_unuse_mm(mm);
 		mmput(mm);
