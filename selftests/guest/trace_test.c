@@ -369,6 +369,24 @@ static int check_trace(const struct trace *t, const struct want *w)
 /* -- the transfers --------------------------------------------------------- */
 
 /*
+ * A closed channel's end is torn down off the caller's path: its
+ * registration worker may still be pinning a segment the copy path
+ * overtook. Its events are all written once the device counts no channel.
+ */
+static int wait_torn_down(int timeout_ms)
+{
+	long long end = chan_now_ms() + timeout_ms;
+	unsigned long long n;
+
+	while (!sysfs_get("channels", &n) && n) {
+		if (chan_now_ms() > end)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
  * The peer: exposes a window and sends its token, receives the messages
  * and checks them, then checks the window once told 'W'.
  */
@@ -444,7 +462,9 @@ static int run_transfers(struct chan_pair *p, struct want *w)
 		return -EPIPE;
 	if (chan_close(p->fd, p->chan[0]))
 		return -errno;
-	return chan_pair_join(p, 30000) ? -ECHILD : 0;
+	if (chan_pair_join(p, 30000))
+		return -ECHILD;
+	return wait_torn_down(30000);
 }
 
 /* -- the tests ------------------------------------------------------------- */
