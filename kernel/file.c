@@ -303,7 +303,7 @@ int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
 /**
  * ordma_file_expose() - expose a buffer to the peers of this file's channels
  * @ofile: the file
- * @addr: start of the buffer in the file's mm
+ * @mem: the buffer: an address in the file's mm, or a kernel user's pages
  * @len: its length
  * @access: ORDMA_ACCESS_* bits
  * @token: the token for peers
@@ -311,7 +311,8 @@ int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,
  * Return: 0 or -EDQUOT (the user's bound), -ENOMEM, -EBUSY (no index
  * left).
  */
-int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
+int ordma_file_expose(struct ordma_file *ofile,
+		      const struct ordma_winmem *mem, u64 len, u32 access,
 		      u64 *token)
 {
 	struct ordma_window *win;
@@ -326,7 +327,7 @@ int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
 		ordma_user_uncharge(ofile->tenant, ORDMA_USER_WINDOWS);
 		return -ENOMEM;
 	}
-	win->addr = addr;
+	win->mem = *mem;
 	win->len = len;
 	win->access = access;
 	win->salt = get_random_u32() | 1;
@@ -408,7 +409,7 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
  * @off: offset in the window
  * @len: length
  * @access: the ORDMA_ACCESS_* bit needed
- * @uaddr: the window's start address, on success
+ * @mem: the window's memory, on success
  *
  * The caller holds @ofile->windows_rwsem for read from this check until its
  * copy is done, so a concurrent unexpose waits for the access.
@@ -418,7 +419,7 @@ int ordma_file_unexpose(struct ordma_file *ofile, u64 token)
  * for @access) or -ERANGE (outside the window).
  */
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
-		       u32 access, u64 *uaddr)
+		       u32 access, struct ordma_winmem *mem)
 {
 	struct ordma_window *win;
 	bool guess;
@@ -434,7 +435,7 @@ int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
 	else if (off > win->len || len > win->len - off)
 		ret = -ERANGE;
 	else
-		*uaddr = win->addr;
+		*mem = win->mem;
 	rcu_read_unlock();
 	return ret;
 }

@@ -124,8 +124,23 @@ struct ordma_window_stat {
 };
 
 /**
- * struct ordma_window - a buffer exposed with ORDMA_IOC_EXPOSE
- * @addr: start in the owning file's mm
+ * struct ordma_winmem - where a window's bytes are
+ * @addr: start in the owning file's mm (a user's window)
+ * @bvec: the pages, from the start of the first entry (a kernel user's
+ *	window, ordma_kexpose(); @addr is 0): the user keeps them until
+ *	the window is unexposed
+ * @nr_bvec: entries of @bvec
+ */
+struct ordma_winmem {
+	u64 addr;
+	const struct bio_vec *bvec;
+	unsigned int nr_bvec;
+};
+
+/**
+ * struct ordma_window - a buffer exposed with ORDMA_IOC_EXPOSE or
+ *	ordma_kexpose()
+ * @mem: its memory
  * @len: length
  * @access: ORDMA_ACCESS_* bits
  * @salt: random high half of the token
@@ -133,7 +148,7 @@ struct ordma_window_stat {
  * @rcu: freed after a grace period; lookups run under rcu_read_lock()
  */
 struct ordma_window {
-	u64 addr;
+	struct ordma_winmem mem;
 	u64 len;
 	u32 access;
 	u32 salt;
@@ -269,11 +284,12 @@ bool ordma_file_window_next(struct ordma_file *ofile, unsigned long *idx,
 			    struct ordma_window_stat *st);
 void ordma_file_complete(struct ordma_file *ofile, struct ordma_req *op,
 			 s64 res);
-int ordma_file_expose(struct ordma_file *ofile, u64 addr, u64 len, u32 access,
+int ordma_file_expose(struct ordma_file *ofile,
+		      const struct ordma_winmem *mem, u64 len, u32 access,
 		      u64 *token);
 int ordma_file_unexpose(struct ordma_file *ofile, u64 token);
 int ordma_window_check(struct ordma_file *ofile, u64 token, u64 off, u64 len,
-		       u32 access, u64 *uaddr);
+		       u32 access, struct ordma_winmem *mem);
 u32 ordma_window_written(struct ordma_file *ofile, u64 token, u64 *len);
 int ordma_file_check_buf(struct ordma_file *ofile, u64 addr, u64 len);
 int ordma_check_user_range(struct mm_struct *mm, u64 addr, u64 len,

@@ -455,32 +455,46 @@ void ordma_klisten_close(struct ordma_klistener *lis)
 }
 EXPORT_SYMBOL_GPL(ordma_klisten_close);
 
+/*
+ * The entries of @bvec (@nr_bvec at most) that @len bytes from its start
+ * cover, or -EINVAL: none may be empty (an empty entry would put a page
+ * nobody offered into a registration), and they must cover @len.
+ */
+static int ordma_kbvec_count(const struct bio_vec *bvec, unsigned int nr_bvec,
+			     u64 len)
+{
+	unsigned int i;
+	u64 have = 0;
+
+	if (!bvec || !len || len > ORDMA_KREQ_MAX_LEN)
+		return -EINVAL;
+	for (i = 0; i < nr_bvec && have < len; i++) {
+		if (!bvec[i].bv_len)
+			return -EINVAL;
+		have += bvec[i].bv_len;
+	}
+	return have < len ? -EINVAL : i;
+}
+
 /* Check @req and submit it as operation @op_code (@token, @offset: WRITE, READ). */
 static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 			     u32 op_code, u64 token, u64 offset, bool notify)
 {
 	struct ordma_req *op = ordma_kreq_op(req);
-	unsigned int i, noio;
-	size_t have = 0;
-	int ret;
+	unsigned int noio;
+	int ret, nr;
 
 	BUILD_BUG_ON(sizeof(struct ordma_req) > sizeof(req->__ordma));
 	BUILD_BUG_ON(__alignof__(struct ordma_req) > __alignof__(req->__ordma));
-	if (!chan->ofile->kern || !req->done || !req->bvec || !req->nr_bvec ||
-	    !req->len || req->len > ORDMA_KREQ_MAX_LEN)
+	if (!chan->ofile->kern || !req->done)
 		return -EINVAL;
-	/* An empty entry would put a page nobody offered into a registration. */
-	for (i = 0; i < req->nr_bvec && have < req->len; i++) {
-		if (!req->bvec[i].bv_len)
-			return -EINVAL;
-		have += req->bvec[i].bv_len;
-	}
-	if (have < req->len)
-		return -EINVAL;
+	nr = ordma_kbvec_count(req->bvec, req->nr_bvec, req->len);
+	if (nr < 0)
+		return nr;
 	memset(op, 0, sizeof(*op));
 	op->op = op_code;
 	op->bvec = req->bvec;
-	op->nr_bvec = i;
+	op->nr_bvec = nr;
 	op->len = req->len;
 	op->token = token;
 	op->offset = offset;
@@ -594,3 +608,61 @@ int ordma_kread(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
 				 false);
 }
 EXPORT_SYMBOL_GPL(ordma_kread);
+
+/**
+ * ordma_kexpose() - expose kernel memory to the peers of a user's channels
+ * @ctx: the kernel user
+ * @bvec: the memory; the caller keeps the array and its pages until
+ *	ordma_kunexpose() of the window returned
+ * @nr_bvec: entries of @bvec; none of those @len covers may be empty
+ * @len: bytes of @bvec exposed, from its start (1 to ORDMA_KREQ_MAX_LEN)
+ * @access: ORDMA_ACCESS_REMOTE_READ, ORDMA_ACCESS_REMOTE_WRITE or both
+ * @token: the window's token, for the peers (a process's
+ *	ordma_write()/ordma_read(), a kernel user's ordma_kwrite()/ordma_kread())
+ *
+ * Any peer of any channel of @ctx that knows the token may access the
+ * window as @access allows until it is unexposed. Peers' bytes are copied
+ * into and out of it by ordma's workers, through the pool: the pages are
+ * never registered, so nothing of them is reachable by a peer's RDMA
+ * hardware. A write may change the memory at any moment while exposed for
+ * write; a notification (ordma_kwrite()'s @notify) tells the user when a
+ * write is complete.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, or -EINVAL (@bvec, @len or @access), -ENOMEM, -EBUSY (no
+ * token left).
+ */
+int ordma_kexpose(struct ordma_kctx *ctx, const struct bio_vec *bvec,
+		  unsigned int nr_bvec, size_t len, u32 access, u64 *token)
+{
+	struct ordma_winmem mem = {};
+	int nr;
+
+	if (!access || access & ~(ORDMA_ACCESS_REMOTE_READ |
+				  ORDMA_ACCESS_REMOTE_WRITE))
+		return -EINVAL;
+	nr = ordma_kbvec_count(bvec, nr_bvec, len);
+	if (nr < 0)
+		return nr;
+	mem.bvec = bvec;
+	mem.nr_bvec = nr;
+	return ordma_file_expose(ctx->ofile, &mem, len, access, token);
+}
+EXPORT_SYMBOL_GPL(ordma_kexpose);
+
+/**
+ * ordma_kunexpose() - take a window back
+ * @ctx: the kernel user
+ * @token: the window, as ordma_kexpose() gave it
+ *
+ * Peer accesses to it that are running end first; once this returns, none
+ * touches its memory, and later ones fail (-ENOENT at the peer).
+ *
+ * Context: process context, may sleep; not from a done callback.
+ * Return: 0, or -ENOENT (no such window of @ctx).
+ */
+int ordma_kunexpose(struct ordma_kctx *ctx, u64 token)
+{
+	return ordma_window_unexpose(ctx->ofile, token);
+}
+EXPORT_SYMBOL_GPL(ordma_kunexpose);

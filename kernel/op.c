@@ -72,18 +72,74 @@ unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
 	return left;
 }
 
-/* Copy between @buf and [@off, @off + @n) of a kernel user's buffer. */
-static unsigned long ordma_copy_bvec(const struct ordma_req *op, u64 off,
-				     void *buf, u64 n, bool from_op)
+/*
+ * Copy between @buf and [@off, @off + @n) of a kernel user's buffer, of at
+ * least @len bytes in @bvec.
+ */
+static unsigned long ordma_copy_bvec(const struct bio_vec *bvec,
+				     unsigned int nr_bvec, u64 len, u64 off,
+				     void *buf, u64 n, bool from_bvec)
 {
 	struct iov_iter it;
 
-	iov_iter_bvec(&it, from_op ? ITER_SOURCE : ITER_DEST, op->bvec,
-		      op->nr_bvec, op->len);
+	iov_iter_bvec(&it, from_bvec ? ITER_SOURCE : ITER_DEST, bvec, nr_bvec,
+		      len);
 	iov_iter_advance(&it, off);
-	if (from_op)
+	if (from_bvec)
 		return n - copy_from_iter(buf, n, &it);
 	return n - copy_to_iter(buf, n, &it);
+}
+
+/**
+ * ordma_copy_to_win() - copy a peer's bytes into a window
+ * @chan: the channel they came on
+ * @mem: the window's memory (ordma_window_check()); a user's is written
+ *	only in its mm
+ * @off: where in the window
+ * @src: the bytes
+ * @n: bytes, within the window
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_to_win(struct ordma_chan *chan,
+				const struct ordma_winmem *mem, u64 off,
+				const void *src, u64 n)
+{
+	unsigned long left;
+
+	if (!mem->bvec)
+		return ordma_copy_to_user(chan, 0, mem->addr + off, src, n);
+	ordma_trace(copy_start, chan, 0, ORDMA_TRACE_COPY_IN, n, 0);
+	left = ordma_copy_bvec(mem->bvec, mem->nr_bvec, off + n, off,
+			       (void *)src, n, false);
+	ordma_trace(copy_end, chan, 0, ORDMA_TRACE_COPY_IN, n, left);
+	return left;
+}
+
+/**
+ * ordma_copy_from_win() - copy bytes of a window for a peer's read
+ * @chan: the channel the read came on
+ * @mem: the window's memory (ordma_window_check()); a user's is read
+ *	only in its mm
+ * @off: where in the window
+ * @dst: where they go
+ * @n: bytes, within the window
+ *
+ * Return: bytes not copied.
+ */
+unsigned long ordma_copy_from_win(struct ordma_chan *chan,
+				  const struct ordma_winmem *mem, u64 off,
+				  void *dst, u64 n)
+{
+	unsigned long left;
+
+	if (!mem->bvec)
+		return ordma_copy_from_user(chan, 0, dst, mem->addr + off, n);
+	ordma_trace(copy_start, chan, 0, ORDMA_TRACE_COPY_OUT, n, 0);
+	left = ordma_copy_bvec(mem->bvec, mem->nr_bvec, off + n, off, dst, n,
+			       true);
+	ordma_trace(copy_end, chan, 0, ORDMA_TRACE_COPY_OUT, n, left);
+	return left;
 }
 
 /**
@@ -116,7 +172,8 @@ unsigned long ordma_copy_from_op(struct ordma_chan *chan, struct ordma_req *op,
 	if (!op->bvec)
 		return ordma_copy_from_user(chan, op->tid, dst, op->addr + off, n);
 	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, 0);
-	left = ordma_copy_bvec(op, off, dst, n, true);
+	left = ordma_copy_bvec(op->bvec, op->nr_bvec, op->len, off, dst, n,
+			       true);
 	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, left);
 	return left;
 }
@@ -139,7 +196,8 @@ unsigned long ordma_copy_to_op(struct ordma_chan *chan, struct ordma_req *op,
 	if (!op->bvec)
 		return ordma_copy_to_user(chan, op->tid, op->addr + off, src, n);
 	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_IN, n, 0);
-	left = ordma_copy_bvec(op, off, (void *)src, n, false);
+	left = ordma_copy_bvec(op->bvec, op->nr_bvec, op->len, off,
+			       (void *)src, n, false);
 	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_IN, n, left);
 	return left;
 }

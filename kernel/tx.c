@@ -395,7 +395,8 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 {
 	struct ordma_chunk *req;
 	struct ordma_wire_hdr *rh, *hdr = chunk->buf;
-	u64 total, sent, start, uaddr, n;
+	u64 total, sent, start, n;
+	struct ordma_winmem mem = {};
 	int status;
 
 	ordma_chan_assert_run(chan);
@@ -410,7 +411,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, le64_to_cpu(rh->read.token),
 				    start, total, ORDMA_ACCESS_REMOTE_READ,
-				    &uaddr);
+				    &mem);
 	status = ordma_rx_token_status(chan, status);
 	n = min_t(u64, total - sent, ordma_payload_max(chan, chunk));
 
@@ -418,9 +419,9 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	hdr->read.read_len = rh->read.read_len;
 	hdr->read.offset = cpu_to_le64(sent);
 	hdr->read.read_id = rh->read.read_id;
-	if (!status && (!mm_ok || !chan->ofile->mm ||
-			ordma_copy_from_user(chan, 0, hdr + 1,
-					     uaddr + start + sent, n)))
+	if (!status && ((!mem.bvec && (!mm_ok || !chan->ofile->mm)) ||
+			ordma_copy_from_win(chan, &mem, start + sent, hdr + 1,
+					    n)))
 		status = -EREMOTEIO;
 	up_read(&chan->ofile->windows_rwsem);
 	if (status) {

@@ -239,6 +239,7 @@ static int ordma_ioc_submit(struct ordma_file *ofile, void *arg)
 static int ordma_ioc_expose(struct ordma_file *ofile, void *arg)
 {
 	struct ordma_expose *cmd = arg;
+	struct ordma_winmem mem = {};
 	int ret;
 
 	if (cmd->flags || cmd->__reserved || !cmd->access ||
@@ -252,7 +253,8 @@ static int ordma_ioc_expose(struct ordma_file *ofile, void *arg)
 				     cmd->access & ORDMA_ACCESS_REMOTE_WRITE);
 	if (ret)
 		return ret;
-	return ordma_file_expose(ofile, cmd->addr, cmd->len, cmd->access,
+	mem.addr = cmd->addr;
+	return ordma_file_expose(ofile, &mem, cmd->len, cmd->access,
 				 &cmd->out_token);
 }
 

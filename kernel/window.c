@@ -193,11 +193,11 @@ static void ordma_rx_wr_advance(struct ordma_chan *chan, u64 done)
 bool ordma_rx_wr_window(struct ordma_chan *chan)
 {
 	struct ordma_req *wt = chan->rx_wr;
-	u64 uaddr;
+	struct ordma_winmem mem = {};
 
 	ordma_chan_assert_run(chan);
 	return !ordma_window_check(chan->ofile, wt->token, wt->offset, wt->len,
-				   ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+				   ORDMA_ACCESS_REMOTE_WRITE, &mem);
 }
 
 /*
@@ -382,8 +382,9 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	u64 total = le64_to_cpu(hdr->write.write_len);
 	u64 off = le64_to_cpu(hdr->write.offset);
 	u64 op_id = le64_to_cpu(hdr->write.write_id);
-	u64 token = le64_to_cpu(hdr->write.token), uaddr;
+	u64 token = le64_to_cpu(hdr->write.token);
 	bool last = le16_to_cpu(hdr->flags) & ORDMA_WIRE_F_LAST;
+	struct ordma_winmem mem = {};
 	struct ordma_req *wt;
 	int status;
 
@@ -397,19 +398,21 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	}
 	down_read(&chan->ofile->windows_rwsem);
 	status = ordma_window_check(chan->ofile, token, base, total,
-				    ORDMA_ACCESS_REMOTE_WRITE, &uaddr);
+				    ORDMA_ACCESS_REMOTE_WRITE, &mem);
 	status = ordma_rx_token_status(chan, status);
 	if (!status && (off < base || off - base > total ||
 			plen > total - (off - base)))
 		status = -EPROTO;
-	if (!status && (!mm_ok || !chan->ofile->mm ||
-			ordma_copy_to_user(chan, 0, uaddr + off, hdr + 1,
-					   plen)))
+	if (!status && ((!mem.bvec && (!mm_ok || !chan->ofile->mm)) ||
+			ordma_copy_to_win(chan, &mem, off, hdr + 1, plen)))
 		status = -EREMOTEIO;
-	if (!status && !last && !chan->rx_wr && off == base && mm_ok)
-		ordma_rx_wr_start(chan, op_id, token, uaddr, base, total, plen);
-	if (!status && off == base)
-		ordma_rx_stand_start(chan, token, uaddr);
+	/* A kernel user's window is copied into only (kernel-api.rst). */
+	if (!status && !last && !chan->rx_wr && off == base && mm_ok &&
+	    !mem.bvec)
+		ordma_rx_wr_start(chan, op_id, token, mem.addr, base, total,
+				  plen);
+	if (!status && off == base && !mem.bvec)
+		ordma_rx_stand_start(chan, token, mem.addr);
 	up_read(&chan->ofile->windows_rwsem);
 	/* The next bytes of a placed write, copied or not. */
 	wt = chan->rx_wr;

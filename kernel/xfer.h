@@ -62,6 +62,12 @@ unsigned long ordma_copy_from_user(struct ordma_chan *chan, u64 id, void *dst,
 unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
 				 const void *src, u64 n);
 bool ordma_op_reachable(const struct ordma_req *op, bool mm_ok);
+unsigned long ordma_copy_to_win(struct ordma_chan *chan,
+				const struct ordma_winmem *mem, u64 off,
+				const void *src, u64 n);
+unsigned long ordma_copy_from_win(struct ordma_chan *chan,
+				  const struct ordma_winmem *mem, u64 off,
+				  void *dst, u64 n);
 unsigned long ordma_copy_from_op(struct ordma_chan *chan, struct ordma_req *op,
 				 u64 off, void *dst, u64 n);
 unsigned long ordma_copy_to_op(struct ordma_chan *chan, struct ordma_req *op,

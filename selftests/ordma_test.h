@@ -50,10 +50,11 @@ static void __attribute__((constructor)) ordma_require_guest(void)
 #endif
 
 /*
- * ORDMA_TEST_ONLY=TEXT[,TEXT...] runs only the tests whose name holds one
- * of the TEXTs: the others end at once and count as skipped (Debian's 6.1
- * kselftest harness has no -t). First thing in a FIXTURE_SETUP; the
- * harness takes exit status 255 from a test's process for a skip.
+ * ORDMA_TEST_ONLY=TEXT[,TEXT...] runs only the tests whose name (as
+ * FIXTURE.TEST) holds one of the TEXTs: the others end at once and count
+ * as skipped (Debian's 6.1 kselftest harness has no -t). First thing in a
+ * FIXTURE_SETUP; the harness takes exit status 255 from a test's process
+ * for a skip.
  */
 static inline int ordma_test_picked(const char *name)
 {
@@ -78,7 +79,11 @@ static inline int ordma_test_picked(const char *name)
 }
 
 #define ORDMA_TEST_FILTER() do {					\
-	if (!ordma_test_picked(_metadata->name))			\
+	char __full[256];						\
+									\
+	snprintf(__full, sizeof(__full), "%s.%s",			\
+		 _metadata->fixture->name, _metadata->name);		\
+	if (!ordma_test_picked(__full))					\
 		_exit(255);						\
 } while (0)
 

@@ -18,6 +18,7 @@
 #include <linux/bvec.h>
 #include <linux/socket.h>
 #include <linux/bits.h>
+#include <uapi/linux/ordma.h>
 
 struct ordma_kctx;
 struct ordma_chan;
@@ -103,5 +104,10 @@ int ordma_kwrite(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
 		 u64 offset, bool notify);
 int ordma_kread(struct ordma_chan *chan, struct ordma_kreq *req, u64 token,
 		u64 offset);
+
+/* Windows of kernel memory (ORDMA_ACCESS_REMOTE_READ and _WRITE). */
+int ordma_kexpose(struct ordma_kctx *ctx, const struct bio_vec *bvec,
+		  unsigned int nr_bvec, size_t len, u32 access, u64 *token);
+int ordma_kunexpose(struct ordma_kctx *ctx, u64 token);
 
 #endif /* _LINUX_ORDMA_H */

@@ -574,6 +574,9 @@ struct kt_cmd {
 #define KT_CMD_MAGIC	0x31435444
 #define KT_CMD_WRITE	1
 #define KT_CMD_READ	2
+#define KT_CMD_EXPOSE	3
+#define KT_CMD_CHECK	4
+#define KT_CMD_UNEXPOSE	5
 /* A window this large, in its own pages. */
 #define KT_WIN		(2 * MiB + 3 * 4096)
 
@@ -745,6 +748,132 @@ TEST_F_TIMEOUT(kapi, kernel_reads_window, 300)
 	ASSERT_EQ(0, chan_unexpose(self->fd, wtoken));
 	chan_buf_free(win, KT_WIN, 0);
 	chan_buf_free(rbuf, KT_WIN, 0);
+	kt_finish(_metadata, &self->fd);
+}
+
+/* An answer that is an errno (a token is any other value). */
+#define KT_IS_ERR(v)	((v) < 0 && (v) >= -4095)
+
+/* A window command (no notification): the module's answer, or -errno. */
+static long long kt_win_cmd(int fd, __u32 chan, uint32_t op, __u64 token,
+			    __u64 off, __u64 len, uint32_t seed, uint32_t access)
+{
+	struct kt_cmd cmd = {
+		.magic = KT_CMD_MAGIC, .op = op, .token = token,
+		.offset = off, .len = len, .seed = seed, .notify = access,
+	};
+	__u64 cookies[2] = { 1, 2 };
+	unsigned char rbuf[64];
+	long long res[2];
+	int ret;
+
+	ret = xsubmit(fd, ORDMA_OP_RECV, chan, rbuf, sizeof(rbuf), 1, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = xsubmit(fd, ORDMA_OP_SEND, chan, &cmd, sizeof(cmd), 2, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = xreap(fd, 2, cookies, res, KT_WAIT_MS);
+	if (ret)
+		return ret;
+	if (res[1] != sizeof(cmd))
+		return -EPROTO;
+	return kt_answer(rbuf, res[0]);
+}
+
+/*
+ * The module exposes kernel memory (ordma_kexpose()): this process READs
+ * it and WRITEs into it, every byte checked on both sides, bytes around a
+ * WRITE untouched; access and range are enforced; once unexposed it is
+ * gone.
+ */
+TEST_F_TIMEOUT(kapi, kernel_window, 300)
+{
+	const size_t len = ordma_scaled(KT_WIN, 256 * KiB + 3);
+	const size_t cases[][2] = {	/* length, offset */
+		{ 1, 0 }, { 4097, 5 }, { 64 * KiB + 3, 4096 },
+		{ len - 4097, 4097 }, { len, 0 },
+	};
+	unsigned char *buf = chan_buf(KT_WIN, 0), *want = malloc(KT_WIN);
+	uint32_t seed = (uint32_t)kt_seed(), wseed;
+	const __u32 c = 0;
+	long long token, rtoken;
+	unsigned int i;
+	size_t n, off;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, kt_load(""));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[c]));
+	token = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 0, len,
+			   seed, ORDMA_ACCESS_REMOTE_READ |
+			   ORDMA_ACCESS_REMOTE_WRITE);
+	/* A token is any u64 but an errno's value. */
+	ASSERT_FALSE(KT_IS_ERR(token)) TH_LOG("expose: %s",
+					      strerror((int)-token));
+	kt_pat(want, len, seed);
+
+	/* Read as the module filled it, in pieces across its bvecs. */
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		n = cases[i][0];
+		off = cases[i][1];
+		memset(buf, 0, n);
+		ASSERT_EQ((long long)n, do_read(self->fd, self->chan[c], buf, n,
+						 token, off))
+			TH_LOG("READ of %zu at %zu", n, off);
+		ASSERT_EQ(0, memcmp(buf, want + off, n))
+			TH_LOG("bytes of the READ of %zu at %zu", n, off);
+	}
+	/* Written piece by piece; the module checks each, and around it. */
+	for (i = 0; i < ARRAY_SIZE(cases) - 1; i++) {
+		n = cases[i][0];
+		off = cases[i][1];
+		wseed = seed + 100 + i;
+		kt_pat(buf, n, wseed);
+		ASSERT_EQ((long long)n, do_write(self->fd, self->chan[c], buf,
+						  n, token, off))
+			TH_LOG("WRITE of %zu at %zu", n, off);
+		memcpy(want + off, buf, n);
+		EXPECT_EQ(0, kt_win_cmd(self->fd, self->chan[c], KT_CMD_CHECK,
+					0, off, n, wseed, 0))
+			TH_LOG("the module's bytes after the WRITE of %zu at %zu",
+			       n, off);
+	}
+	/* Everything, as this side wants it, read back. */
+	memset(buf, 0, len);
+	ASSERT_EQ((long long)len, do_read(self->fd, self->chan[c], buf, len,
+					   token, 0));
+	EXPECT_EQ(0, memcmp(buf, want, len));
+
+	/* Range, then access, then a token of no window. */
+	EXPECT_EQ(-ERANGE, do_write(self->fd, self->chan[c], buf, 16, token,
+				    len - 8));
+	EXPECT_EQ(-ERANGE, do_read(self->fd, self->chan[c], buf, 16, token,
+				   len - 8));
+	rtoken = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 0, 4096,
+			    seed, ORDMA_ACCESS_REMOTE_READ);
+	ASSERT_FALSE(KT_IS_ERR(rtoken));
+	EXPECT_EQ(-EACCES, do_write(self->fd, self->chan[c], buf, 16, rtoken,
+				    0));
+	EXPECT_EQ(16, do_read(self->fd, self->chan[c], buf, 16, rtoken, 0));
+	/* The first window went with the second's expose. */
+	EXPECT_EQ(-ENOENT, do_read(self->fd, self->chan[c], buf, 16, token,
+				   0));
+	EXPECT_EQ(0, kt_win_cmd(self->fd, self->chan[c], KT_CMD_UNEXPOSE,
+				rtoken, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, do_read(self->fd, self->chan[c], buf, 16, rtoken,
+				   0));
+	EXPECT_EQ(-ENOENT, kt_win_cmd(self->fd, self->chan[c],
+				      KT_CMD_UNEXPOSE, rtoken, 0, 0, 0, 0));
+	/* A window the channel's close takes away. */
+	token = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 0, 4096,
+			   seed, ORDMA_ACCESS_REMOTE_WRITE);
+	ASSERT_FALSE(KT_IS_ERR(token)) TH_LOG("expose: %s",
+					      strerror((int)-token));
+	/* The channel still echoes. */
+	kt_echo_one(_metadata, self->fd, self->chan[c], 4097, 1, 1);
+	chan_buf_free(buf, KT_WIN, 0);
+	free(want);
 	kt_finish(_metadata, &self->fd);
 }
 

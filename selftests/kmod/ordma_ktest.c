@@ -290,37 +290,20 @@ enum {
 	KTEST_CHAN_READING,	/* its command is a READ */
 };
 
-/**
- * struct ktest_chan - an accepted channel and its echo loop
- * @node: on ktest.chans, under ktest.lock
- * @chan: the channel
- * @flags: KTEST_CHAN_*, atomic bit operations
- * @err: why it is closed, set before the close work is queued
- * @close_work: closes @chan and frees all this
- * @rreq: the RECV, posted whenever no echo is in flight
- * @sreq: the echo of the message @rreq took, from the same pages
- * @oreq: a one-sided WRITE or READ a command message asked for
- * @buf: the pages
- */
-struct ktest_chan {
-	struct list_head node;
-	struct ordma_chan *chan;
-	unsigned long flags;
-	int err;
-	struct work_struct close_work;
-	struct ordma_kreq rreq;
-	struct ordma_kreq sreq;
-	struct ordma_kreq oreq;
-	struct ktest_buf buf;
-};
-
 /*
  * A message of exactly this size that starts with KTEST_CMD_MAGIC is a
  * command, not echoed: KTEST_CMD_WRITE fills @len bytes of the buffer with
  * the stream of @seed and writes them into the sender's window (@token,
  * @offset; @notify), then answers with the result as a little-endian s64;
  * KTEST_CMD_READ reads @len bytes of the window and sends them back, or
- * the result (8 bytes) if the READ failed. All little-endian.
+ * the result (8 bytes) if the READ failed. The window commands work on a
+ * window of the module's own kernel memory (one per channel):
+ * KTEST_CMD_EXPOSE exposes @len bytes filled with the stream of @seed,
+ * with ORDMA_ACCESS_* @notify, and answers with its token (an unexposed
+ * earlier one is gone); KTEST_CMD_CHECK answers 0 if its bytes at
+ * @offset are @len bytes of the stream of @seed, else -EILSEQ;
+ * KTEST_CMD_UNEXPOSE unexposes @token and answers with the result. All
+ * little-endian.
  */
 struct ktest_cmd {
 	__le32 magic;
@@ -335,11 +318,51 @@ struct ktest_cmd {
 #define KTEST_CMD_MAGIC		0x31435444	/* "DTC1" */
 #define KTEST_CMD_WRITE		1
 #define KTEST_CMD_READ		2
+#define KTEST_CMD_EXPOSE	3
+#define KTEST_CMD_CHECK		4
+#define KTEST_CMD_UNEXPOSE	5
+
+/**
+ * struct ktest_chan - an accepted channel and its echo loop
+ * @node: on ktest.chans, under ktest.lock
+ * @chan: the channel
+ * @flags: KTEST_CHAN_*, atomic bit operations
+ * @err: why it is closed, set before the close work is queued
+ * @close_work: closes @chan and frees all this
+ * @rreq: the RECV, posted whenever no echo is in flight
+ * @sreq: the echo of the message @rreq took, from the same pages
+ * @oreq: a one-sided WRITE or READ a command message asked for
+ * @buf: the pages
+ * @win_lock: held by @win_work while it runs; taken once by the close work
+ *	after KTEST_CHAN_CLOSING is set, so that no @win_work touches @chan
+ *	after it
+ * @win_work: runs @win_cmd (expose, check, unexpose: they may sleep, so
+ *	not in a done callback)
+ * @win_cmd: the window command @win_work runs
+ * @win: the window's pages, while @win_token is exposed
+ * @win_token: the window's token, 0 for none
+ */
+struct ktest_chan {
+	struct list_head node;
+	struct ordma_chan *chan;
+	unsigned long flags;
+	int err;
+	struct work_struct close_work;
+	struct ordma_kreq rreq;
+	struct ordma_kreq sreq;
+	struct ordma_kreq oreq;
+	struct ktest_buf buf;
+	struct mutex win_lock;		/* win_work against the close */
+	struct work_struct win_work;
+	struct ktest_cmd win_cmd;
+	struct ktest_buf win;		/* win_lock, or the close work */
+	u64 win_token;			/* as win */
+};
 
 static struct {
 	struct ordma_kctx *ctx;
 	struct ordma_klistener *lis;
-	struct workqueue_struct *wq;	/* the channels' close work */
+	struct workqueue_struct *wq;	/* the channels' close and window work */
 	struct mutex lock;		/* guards chans */
 	struct list_head chans;
 	atomic_long_t nr_chans;
@@ -385,13 +408,32 @@ static void ktest_chan_kill(struct ktest_chan *kc, int err)
 	queue_work(ktest.wq, &kc->close_work);
 }
 
+/* Unexpose the channel's window, if it has one, and free its pages. */
+static int ktest_win_drop(struct ktest_chan *kc)
+{
+	int ret = 0;
+
+	if (kc->win_token)
+		ret = ordma_kunexpose(ktest.ctx, kc->win_token);
+	kc->win_token = 0;
+	if (kc->win.nr_bvec)
+		ktest_buf_free(&kc->win);
+	return ret;
+}
+
 static void ktest_chan_close_work(struct work_struct *work)
 {
 	struct ktest_chan *kc = container_of(work, struct ktest_chan,
 					     close_work);
 
+	/* A window command running ends; later ones see CLOSING. */
+	mutex_lock(&kc->win_lock);
+	mutex_unlock(&kc->win_lock);
 	/* Completes both requests first: nothing of kc is ordma's after. */
 	ordma_kchan_close(kc->chan);
+	/* No callback queues it any more. */
+	cancel_work_sync(&kc->win_work);
+	ktest_win_drop(kc);
 	mutex_lock(&ktest.lock);
 	list_del(&kc->node);
 	mutex_unlock(&ktest.lock);
@@ -445,13 +487,85 @@ static void ktest_cmd_done(struct ordma_kreq *req, ssize_t res)
 	ktest_cmd_answer(kc, res);
 }
 
+/* Expose @len bytes of new pages, filled with the stream of @seed. */
+static s64 ktest_win_expose(struct ktest_chan *kc, u64 len, u32 seed,
+			    u32 access)
+{
+	struct ktest_pat pt;
+	u64 token;
+	int ret;
+
+	ktest_win_drop(kc);
+	ret = ktest_buf_alloc(&kc->win, len, 2);
+	if (ret)
+		return ret;
+	ktest_pat_init(&pt, seed);
+	ktest_buf_walk(&kc->win, 0, len, ktest_pat_fill, &pt);
+	ret = ordma_kexpose(ktest.ctx, kc->win.bvec, kc->win.nr_bvec, len,
+			    access, &token);
+	if (ret) {
+		ktest_buf_free(&kc->win);
+		return ret;
+	}
+	kc->win_token = token;
+	return token;
+}
+
+/* Run the window command in kc->win_cmd and answer it. */
+static void ktest_win_work(struct work_struct *work)
+{
+	struct ktest_chan *kc = container_of(work, struct ktest_chan,
+					     win_work);
+	const struct ktest_cmd *cmd = &kc->win_cmd;
+	u64 len = le64_to_cpu(cmd->len), off = le64_to_cpu(cmd->offset);
+	struct ktest_pat pt;
+	s64 res;
+
+	mutex_lock(&kc->win_lock);
+	if (test_bit(KTEST_CHAN_CLOSING, &kc->flags))
+		goto out;
+	switch (le32_to_cpu(cmd->op)) {
+	case KTEST_CMD_EXPOSE:
+		res = len && len <= KTEST_ECHO_LEN ?
+		      ktest_win_expose(kc, len, le32_to_cpu(cmd->seed),
+				       le32_to_cpu(cmd->notify)) : -EINVAL;
+		break;
+	case KTEST_CMD_CHECK:
+		res = -EINVAL;
+		if (!kc->win.nr_bvec || !len || off > kc->win.len ||
+		    len > kc->win.len - off)
+			break;
+		ktest_pat_init(&pt, le32_to_cpu(cmd->seed));
+		res = ktest_buf_walk(&kc->win, off, len, ktest_pat_check, &pt);
+		if (res)
+			res = -EILSEQ;
+		break;
+	default:
+		res = ordma_kunexpose(ktest.ctx, le64_to_cpu(cmd->token));
+		if (!res && le64_to_cpu(cmd->token) == kc->win_token) {
+			kc->win_token = 0;
+			ktest_buf_free(&kc->win);
+		}
+		break;
+	}
+	ktest_cmd_answer(kc, res);
+out:
+	mutex_unlock(&kc->win_lock);
+}
+
 /* Run command @cmd, or refuse it: the answer says. */
 static void ktest_cmd_run(struct ktest_chan *kc, const struct ktest_cmd *cmd)
 {
 	u64 len = le64_to_cpu(cmd->len);
+	u32 op = le32_to_cpu(cmd->op);
 	struct ktest_pat pt;
 	int ret;
 
+	if (op >= KTEST_CMD_EXPOSE && op <= KTEST_CMD_UNEXPOSE) {
+		kc->win_cmd = *cmd;
+		queue_work(ktest.wq, &kc->win_work);
+		return;
+	}
 	if (!len || len > kc->buf.len) {
 		ktest_cmd_answer(kc, -EINVAL);
 		return;
@@ -563,6 +677,8 @@ static int ktest_accept(struct ordma_klistener *lis, struct ordma_chan *chan,
 	}
 	kc->chan = chan;
 	INIT_WORK(&kc->close_work, ktest_chan_close_work);
+	INIT_WORK(&kc->win_work, ktest_win_work);
+	mutex_init(&kc->win_lock);
 	kc->rreq.bvec = kc->buf.bvec;
 	kc->rreq.nr_bvec = kc->buf.nr_bvec;
 	kc->rreq.len = kc->buf.len;
