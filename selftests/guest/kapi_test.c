@@ -752,7 +752,10 @@ TEST_F_TIMEOUT(kapi, kernel_reads_window, 300)
 }
 
 /* An answer that is an errno (a token is any other value). */
-#define KT_IS_ERR(v)	((v) < 0 && (v) >= -4095)
+static int kt_is_err(long long v)
+{
+	return v < 0 && v >= -4095;
+}
 
 /* A window command (no notification): the module's answer, or -errno. */
 static long long kt_win_cmd(int fd, __u32 chan, uint32_t op, __u64 token,
@@ -809,7 +812,7 @@ TEST_F_TIMEOUT(kapi, kernel_window, 300)
 			   seed, ORDMA_ACCESS_REMOTE_READ |
 			   ORDMA_ACCESS_REMOTE_WRITE);
 	/* A token is any u64 but an errno's value. */
-	ASSERT_FALSE(KT_IS_ERR(token)) TH_LOG("expose: %s",
+	ASSERT_FALSE(kt_is_err(token)) TH_LOG("expose: %s",
 					      strerror((int)-token));
 	kt_pat(want, len, seed);
 
@@ -852,7 +855,7 @@ TEST_F_TIMEOUT(kapi, kernel_window, 300)
 				   len - 8));
 	rtoken = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 0, 4096,
 			    seed, ORDMA_ACCESS_REMOTE_READ);
-	ASSERT_FALSE(KT_IS_ERR(rtoken));
+	ASSERT_FALSE(kt_is_err(rtoken));
 	EXPECT_EQ(-EACCES, do_write(self->fd, self->chan[c], buf, 16, rtoken,
 				    0));
 	EXPECT_EQ(16, do_read(self->fd, self->chan[c], buf, 16, rtoken, 0));
@@ -868,7 +871,7 @@ TEST_F_TIMEOUT(kapi, kernel_window, 300)
 	/* A window the channel's close takes away. */
 	token = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 0, 4096,
 			   seed, ORDMA_ACCESS_REMOTE_WRITE);
-	ASSERT_FALSE(KT_IS_ERR(token)) TH_LOG("expose: %s",
+	ASSERT_FALSE(kt_is_err(token)) TH_LOG("expose: %s",
 					      strerror((int)-token));
 	/* The channel still echoes. */
 	kt_echo_one(_metadata, self->fd, self->chan[c], 4097, 1, 1);
