@@ -100,6 +100,8 @@ TEST_F_TIMEOUT(version, listener, 120)
 		/* The listener still takes an ordma peer. */
 		ASSERT_EQ(0, twohost_barrier(_metadata->name, "again"));
 		ASSERT_EQ(0, ordma_accept(self->o, lis, 0, &chan, NULL, NULL));
+		/* Host 2 keeps its end open until then (see below). */
+		ASSERT_EQ(0, twohost_barrier(_metadata->name, "accepted"));
 		EXPECT_EQ(0, ordma_chan_close(self->o, chan));
 		EXPECT_EQ(0, ordma_chan_close(self->o, lis));
 		EXPECT_EQ(0, twohost_wait_empty(30, msg, sizeof(msg)))
@@ -127,6 +129,11 @@ TEST_F_TIMEOUT(version, listener, 120)
 	ASSERT_EQ(0, twohost_barrier(_metadata->name, "again"));
 	ASSERT_EQ(0, ordma_connect(self->o, (struct sockaddr *)&ss, len,
 				   TWOHOST_CONNECT_MS, &chan));
+	/*
+	 * Closed only once host 1 accepted it: a channel that dies before
+	 * accept takes it is no channel to accept, and host 1 would wait.
+	 */
+	ASSERT_EQ(0, twohost_barrier(_metadata->name, "accepted"));
 	EXPECT_EQ(0, ordma_chan_close(self->o, chan));
 }
 
