@@ -173,7 +173,8 @@ struct ordma_frwr {
  * @pinned: pages the registration pinned, or the pinned ranges hold
  * @mr: a destination's registration (iova ordma_seg_iova(@uaddr))
  * @fast: @mr is a fast registration (frwr.c), else from ib_reg_user_mr()
- * @dpages: a fast-registered destination's pinned pages, @ndpages of them
+ * @dpages: a fast-registered destination's pinned pages
+ * @ndpages: entries of @dpages
  * @sgt: and their DMA mapping; or a kernel user's range's (@kern)
  * @kern: a range of a kernel user's buffer (its offsets are @uaddr): its
  *	pages DMA-mapped in @sgt, not pinned; a source is sent from with
@@ -432,6 +433,8 @@ enum ordma_chan_phase {
  * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
  * @ops_tx: of @ops, the SENDs and WRITEs (atomic)
  * @registrations: segments registered (atomic)
+ * @pages_pinned: pages its segments hold pinned (atomic)
+ * @mrs_live: memory regions of its segments that exist (atomic)
  * @qpn, @ibdev, @local: the QP number, the device's name and the local
  *	address, for netlink: set once by ordma_chan_publish() and read by
  *	lookups that found the channel published
@@ -699,7 +702,7 @@ static inline void ordma_chan_assert_run(struct ordma_chan *chan)
 void ordma_mr_init(struct ordma_chan *chan);
 void ordma_mr_setup(struct ordma_chan *chan);
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
-				  bool write, u64 wtoken);
+				  bool write, u64 wtoken, u64 tid);
 struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 					   u64 len, u64 wtoken);
 struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,

@@ -533,10 +533,15 @@ void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,
 		ordma_pin_sync(ibdev, seg->pins, seg->npins, addr, len);
 }
 
+/*
+ * A new segment of @len bytes at @uaddr (a kernel user's: at offset @uaddr
+ * of @kop's buffer), of the operation of trace id @tid. Every field the
+ * registration worker reads is set before the segment is queued to it.
+ */
 static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 				       u64 len, bool write, u64 wtoken,
 				       bool standing,
-				       const struct ordma_req *kop)
+				       const struct ordma_req *kop, u64 tid)
 {
 	struct ordma_seg *seg;
 	u32 limit, pinned;
@@ -560,6 +565,7 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	seg->wtoken = wtoken;
 	seg->standing = standing;
 	seg->chan = chan;
+	seg->tid = tid;
 	seg->state = ORDMA_SEG_QUEUED;
 	INIT_LIST_HEAD(&seg->op_node);
 	INIT_LIST_HEAD(&seg->q_node);
@@ -613,16 +619,17 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
  * @wtoken: for a destination in a window (a peer's write), the window's
  *	token, else 0; the caller holds the file's windows_rwsem for read and
  *	checked the window is there
+ * @tid: the trace id of the operation it is of (0: none)
  *
  * Return: the segment (QUEUED) or NULL when out of memory or out of
  * segment slots.
  */
 struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
-				  bool write, u64 wtoken)
+				  bool write, u64 wtoken, u64 tid)
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, uaddr, len, write, wtoken, false, NULL);
+	return ordma_seg_add(chan, uaddr, len, write, wtoken, false, NULL, tid);
 }
 
 /**
@@ -645,7 +652,7 @@ struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, off, len, write, 0, false, op);
+	return ordma_seg_add(chan, off, len, write, 0, false, op, op->tid);
 }
 
 /**
@@ -667,7 +674,7 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, uaddr, len, true, wtoken, true, NULL);
+	return ordma_seg_add(chan, uaddr, len, true, wtoken, true, NULL, 0);
 }
 
 /**

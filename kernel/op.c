@@ -377,11 +377,10 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		else
 			seg = ordma_seg_queue(chan, start, end - start, write,
 					      write && op->op == ORDMA_OP_WRITE ?
-					      op->token : 0);
+					      op->token : 0, op->tid);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;
-		seg->tid = op->tid;
 		seg->msg_id = op->op_id;
 		seg->buf_len = op->len;
 		/* Complete once the peer can write into none of them. */

@@ -254,8 +254,15 @@ static int check_pairs(const struct trace *t, const char *start,
 				break;
 			}
 		}
-		if (j == t->n)
+		if (j == t->n) {
+			/* What else its channel did, to tell why. */
+			for (j = 0; j < t->n; j++)
+				if (ev_num(&t->ev[j], "qpn") == ev_num(s, "qpn") &&
+				    strcmp(t->ev[j].name, "post"))
+					fprintf(stderr, "# trace: %s %s\n",
+						t->ev[j].name, t->ev[j].body);
 			FAIL("%s %s has no %s", start, s->body, end);
+		}
 	}
 	return 0;
 }
