@@ -13,6 +13,7 @@
 #include <linux/bvec.h>
 
 #include "ordma.h"
+#include "kmem.h"
 
 struct ordma_req;
 struct ordma_chan;
@@ -126,15 +127,13 @@ struct ordma_window_stat {
 /**
  * struct ordma_winmem - where a window's bytes are
  * @addr: start in the owning file's mm (a user's window)
- * @bvec: the pages, from the start of the first entry (a kernel user's
- *	window, ordma_kexpose(); @addr is 0): the user keeps them until
- *	the window is unexposed
- * @nr_bvec: entries of @bvec
+ * @kmem: a kernel user's window (ordma_kexpose(); @addr is 0): its
+ *	pages, from the start of the first entry, which the user keeps until
+ *	the window is unexposed; @kmem.nr is 0 for a process's window
  */
 struct ordma_winmem {
 	u64 addr;
-	const struct bio_vec *bvec;
-	unsigned int nr_bvec;
+	struct ordma_kmem kmem;
 };
 
 /**
@@ -162,9 +161,9 @@ struct ordma_window {
  * @op: enum ordma_op
  * @chan_id: the channel's id in the file
  * @addr: user buffer (an operation of a user's file)
- * @bvec: kernel buffer, @nr_bvec entries from the start of the first (an
- *	operation of a kernel user's file; @addr is 0)
- * @nr_bvec: entries of @bvec
+ * @kmem: kernel buffer, from the start of its first entry (an operation
+ *	of a kernel user's file; @addr is 0); @kmem.nr is 0 for a process's
+ *	operation
  * @len: the buffer's length
  * @cookie: the caller's cookie
  * @token: window token (WRITE, READ)
@@ -211,8 +210,7 @@ struct ordma_req {
 	u32 op;
 	u32 chan_id;
 	u64 addr;
-	const struct bio_vec *bvec;
-	u32 nr_bvec;
+	struct ordma_kmem kmem;
 	u64 len;
 	u64 cookie;
 	u64 token;

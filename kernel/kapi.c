@@ -455,46 +455,25 @@ void ordma_klisten_close(struct ordma_klistener *lis)
 }
 EXPORT_SYMBOL_GPL(ordma_klisten_close);
 
-/*
- * The entries of @bvec (@nr_bvec at most) that @len bytes from its start
- * cover, or -EINVAL: none may be empty (an empty entry would put a page
- * nobody offered into a registration), and they must cover @len.
- */
-static int ordma_kbvec_count(const struct bio_vec *bvec, unsigned int nr_bvec,
-			     u64 len)
-{
-	unsigned int i;
-	u64 have = 0;
-
-	if (!bvec || !len || len > ORDMA_KREQ_MAX_LEN)
-		return -EINVAL;
-	for (i = 0; i < nr_bvec && have < len; i++) {
-		if (!bvec[i].bv_len)
-			return -EINVAL;
-		have += bvec[i].bv_len;
-	}
-	return have < len ? -EINVAL : i;
-}
-
 /* Check @req and submit it as operation @op_code (@token, @offset: WRITE, READ). */
 static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 			     u32 op_code, u64 token, u64 offset, bool notify)
 {
 	struct ordma_req *op = ordma_kreq_op(req);
 	unsigned int noio;
-	int ret, nr;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(struct ordma_req) > sizeof(req->__ordma));
 	BUILD_BUG_ON(__alignof__(struct ordma_req) > __alignof__(req->__ordma));
 	if (!chan->ofile->kern || !req->done)
 		return -EINVAL;
-	nr = ordma_kbvec_count(req->bvec, req->nr_bvec, req->len);
-	if (nr < 0)
-		return nr;
 	memset(op, 0, sizeof(*op));
+	op->kmem.bvec = req->bvec;
+	op->kmem.type = req->type;
+	ret = ordma_kmem_count(&op->kmem, req->nr_segs, req->len);
+	if (ret)
+		return ret;
 	op->op = op_code;
-	op->bvec = req->bvec;
-	op->nr_bvec = nr;
 	op->len = req->len;
 	op->token = token;
 	op->offset = offset;
@@ -512,7 +491,7 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 /**
  * ordma_ksend() - send a message out of kernel memory
  * @chan: a channel of a kernel user
- * @req: the request: @bvec, @nr_bvec, @len (the message) and @done
+ * @req: the request: its buffer, @len (the message) and @done
  *
  * The message goes to the peer's next RECV; messages go out in submission
  * order.
@@ -543,7 +522,7 @@ EXPORT_SYMBOL_GPL(ordma_ksend);
 /**
  * ordma_krecv() - receive a message into kernel memory
  * @chan: a channel of a kernel user
- * @req: the request: @bvec, @nr_bvec, @len (the most it takes) and @done
+ * @req: the request: its buffer, @len (the most it takes) and @done
  *
  * Takes the peer's next message not taken yet, in order. Pages the
  * planner offers to the peer are fast-registered and invalidated before
@@ -565,7 +544,7 @@ EXPORT_SYMBOL_GPL(ordma_krecv);
 /**
  * ordma_kwrite() - write kernel memory into a window the peer exposed
  * @chan: a channel of a kernel user
- * @req: the request: @bvec, @nr_bvec, @len (the bytes to write) and @done
+ * @req: the request: its buffer, @len (the bytes to write) and @done
  * @token: the window's token, as the peer's ordma_expose() gave it
  * @offset: where in the window
  * @notify: the peer's next RECV completes with 0 once the bytes are there
@@ -590,7 +569,7 @@ EXPORT_SYMBOL_GPL(ordma_kwrite);
 /**
  * ordma_kread() - read a window the peer exposed into kernel memory
  * @chan: a channel of a kernel user
- * @req: the request: @bvec, @nr_bvec, @len (the bytes to read) and @done
+ * @req: the request: its buffer, @len (the bytes to read) and @done
  * @token: the window's token
  * @offset: where in the window
  *
@@ -635,17 +614,15 @@ EXPORT_SYMBOL_GPL(ordma_kread);
 int ordma_kexpose(struct ordma_kctx *ctx, const struct bio_vec *bvec,
 		  unsigned int nr_bvec, size_t len, u32 access, u64 *token)
 {
-	struct ordma_winmem mem = {};
-	int nr;
+	struct ordma_winmem mem = { .kmem = { .bvec = bvec } };
+	int ret;
 
 	if (!access || access & ~(ORDMA_ACCESS_REMOTE_READ |
 				  ORDMA_ACCESS_REMOTE_WRITE))
 		return -EINVAL;
-	nr = ordma_kbvec_count(bvec, nr_bvec, len);
-	if (nr < 0)
-		return nr;
-	mem.bvec = bvec;
-	mem.nr_bvec = nr;
+	ret = ordma_kmem_count(&mem.kmem, nr_bvec, len);
+	if (ret)
+		return ret;
 	return ordma_file_expose(ctx->ofile, &mem, len, access, token);
 }
 EXPORT_SYMBOL_GPL(ordma_kexpose);

@@ -230,7 +230,7 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 }
 
 /*
- * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's bio_vecs (its
+ * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's buffer (its
  * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
  * pinning. A source is sent from with the PD's local_dma_lkey; a
  * destination is still fast-registered by the registration worker.
@@ -240,33 +240,33 @@ static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
 {
 	enum dma_data_direction dir = seg->write ? DMA_FROM_DEVICE :
 						   DMA_TO_DEVICE;
-	const struct bio_vec *bv = op->bvec;
-	u64 skip = seg->uaddr, left, take, off;
-	unsigned int i, first, n = 0;
+	u64 start = seg->uaddr, end = seg->uaddr + seg->len, pos, off, take;
+	struct ordma_kmem_iter it;
 	struct scatterlist *sg;
+	unsigned int n = 0;
+	struct bio_vec bv;
 	int ret;
 
-	for (i = 0; i < op->nr_bvec && skip >= bv[i].bv_len; i++)
-		skip -= bv[i].bv_len;
-	first = i;
-	for (left = seg->len, off = skip; i < op->nr_bvec && left; i++) {
-		left -= min_t(u64, left, bv[i].bv_len - off);
-		off = 0;
-		n++;
-	}
-	if (WARN_ON_ONCE(left || !n))
+	/* The entries the range touches, then each one's part of it. */
+	ordma_kmem_iter_init(&it, &op->kmem);
+	for (pos = 0; pos < end && ordma_kmem_next(&it, &bv); pos += bv.bv_len)
+		n += pos + bv.bv_len > start;
+	if (WARN_ON_ONCE(pos < end || !n))
 		return -EINVAL;
 	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
 	if (ret)
 		return ret;
-	left = seg->len;
-	for_each_sgtable_sg(&seg->sgt, sg, i) {
-		off = bv[first + i].bv_offset + skip;
-		take = min_t(u64, left, bv[first + i].bv_len - skip);
-		sg_set_page(sg, nth_page(bv[first + i].bv_page, off >> PAGE_SHIFT),
-			    take, offset_in_page(off));
-		left -= take;
-		skip = 0;
+	sg = seg->sgt.sgl;
+	ordma_kmem_iter_init(&it, &op->kmem);
+	for (pos = 0; pos < end && ordma_kmem_next(&it, &bv); pos += bv.bv_len) {
+		if (pos + bv.bv_len <= start)
+			continue;
+		off = start > pos ? start - pos : 0;
+		take = min_t(u64, end - pos, bv.bv_len) - off;
+		off += bv.bv_offset;
+		sg_set_page(sg, nth_page(bv.bv_page, off >> PAGE_SHIFT), take,
+			    offset_in_page(off));
+		sg = sg_next(sg);
 	}
 	ret = ib_dma_map_sgtable_attrs(chan->pd->device, &seg->sgt, dir, 0);
 	if (ret) {

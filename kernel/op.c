@@ -72,24 +72,6 @@ unsigned long ordma_copy_to_user(struct ordma_chan *chan, u64 id, u64 uaddr,
 	return left;
 }
 
-/*
- * Copy between @buf and [@off, @off + @n) of a kernel user's buffer, of at
- * least @len bytes in @bvec.
- */
-static unsigned long ordma_copy_bvec(const struct bio_vec *bvec,
-				     unsigned int nr_bvec, u64 len, u64 off,
-				     void *buf, u64 n, bool from_bvec)
-{
-	struct iov_iter it;
-
-	iov_iter_bvec(&it, from_bvec ? ITER_SOURCE : ITER_DEST, bvec, nr_bvec,
-		      len);
-	iov_iter_advance(&it, off);
-	if (from_bvec)
-		return n - copy_from_iter(buf, n, &it);
-	return n - copy_to_iter(buf, n, &it);
-}
-
 /**
  * ordma_copy_to_win() - copy a peer's bytes into a window
  * @chan: the channel they came on
@@ -107,11 +89,10 @@ unsigned long ordma_copy_to_win(struct ordma_chan *chan,
 {
 	unsigned long left;
 
-	if (!mem->bvec)
+	if (!mem->kmem.nr)
 		return ordma_copy_to_user(chan, 0, mem->addr + off, src, n);
 	ordma_trace(copy_start, chan, 0, ORDMA_TRACE_COPY_IN, n, 0);
-	left = ordma_copy_bvec(mem->bvec, mem->nr_bvec, off + n, off,
-			       (void *)src, n, false);
+	left = ordma_kmem_copy(&mem->kmem, off + n, off, (void *)src, n, false);
 	ordma_trace(copy_end, chan, 0, ORDMA_TRACE_COPY_IN, n, left);
 	return left;
 }
@@ -133,11 +114,10 @@ unsigned long ordma_copy_from_win(struct ordma_chan *chan,
 {
 	unsigned long left;
 
-	if (!mem->bvec)
+	if (!mem->kmem.nr)
 		return ordma_copy_from_user(chan, 0, dst, mem->addr + off, n);
 	ordma_trace(copy_start, chan, 0, ORDMA_TRACE_COPY_OUT, n, 0);
-	left = ordma_copy_bvec(mem->bvec, mem->nr_bvec, off + n, off, dst, n,
-			       true);
+	left = ordma_kmem_copy(&mem->kmem, off + n, off, dst, n, true);
 	ordma_trace(copy_end, chan, 0, ORDMA_TRACE_COPY_OUT, n, left);
 	return left;
 }
@@ -151,7 +131,7 @@ unsigned long ordma_copy_from_win(struct ordma_chan *chan,
  */
 bool ordma_op_reachable(const struct ordma_req *op, bool mm_ok)
 {
-	return mm_ok || op->bvec;
+	return mm_ok || op->kmem.nr;
 }
 
 /**
@@ -169,11 +149,10 @@ unsigned long ordma_copy_from_op(struct ordma_chan *chan, struct ordma_req *op,
 {
 	unsigned long left;
 
-	if (!op->bvec)
+	if (!op->kmem.nr)
 		return ordma_copy_from_user(chan, op->tid, dst, op->addr + off, n);
 	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, 0);
-	left = ordma_copy_bvec(op->bvec, op->nr_bvec, op->len, off, dst, n,
-			       true);
+	left = ordma_kmem_copy(&op->kmem, op->len, off, dst, n, true);
 	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_OUT, n, left);
 	return left;
 }
@@ -193,11 +172,10 @@ unsigned long ordma_copy_to_op(struct ordma_chan *chan, struct ordma_req *op,
 {
 	unsigned long left;
 
-	if (!op->bvec)
+	if (!op->kmem.nr)
 		return ordma_copy_to_user(chan, op->tid, op->addr + off, src, n);
 	ordma_trace(copy_start, chan, op->tid, ORDMA_TRACE_COPY_IN, n, 0);
-	left = ordma_copy_bvec(op->bvec, op->nr_bvec, op->len, off,
-			       (void *)src, n, false);
+	left = ordma_kmem_copy(&op->kmem, op->len, off, (void *)src, n, false);
 	ordma_trace(copy_end, chan, op->tid, ORDMA_TRACE_COPY_IN, n, left);
 	return left;
 }
@@ -330,14 +308,14 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	 * is), costs nothing to pin, nor to let go of.
 	 */
 	if (op->op != ORDMA_OP_RECV &&
-	    (op->bvec || ordma_pin_cached(chan, op->addr, total))) {
+	    (op->kmem.nr || ordma_pin_cached(chan, op->addr, total))) {
 		cached = true;
 		m.reg_ns = 0;
 		m.pin_ns_page = 0;
 		m.dereg_ns = 0;
 	}
 	/* A kernel user's destination is registered, not pinned. */
-	if (op->bvec)
+	if (op->kmem.nr)
 		m.pin_ns_page = 0;
 	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,
 			plan);
@@ -371,7 +349,7 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
-		if (op->bvec)
+		if (op->kmem.nr)
 			seg = ordma_seg_queue_kern(chan, op, start, end - start,
 						   write);
 		else

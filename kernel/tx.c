@@ -419,7 +419,7 @@ static bool ordma_tx_fill_read_resp(struct ordma_chan *chan,
 	hdr->read.read_len = rh->read.read_len;
 	hdr->read.offset = cpu_to_le64(sent);
 	hdr->read.read_id = rh->read.read_id;
-	if (!status && ((!mem.bvec && (!mm_ok || !chan->ofile->mm)) ||
+	if (!status && ((!mem.kmem.nr && (!mm_ok || !chan->ofile->mm)) ||
 			ordma_copy_from_win(chan, &mem, start + sent, hdr + 1,
 					    n)))
 		status = -EREMOTEIO;

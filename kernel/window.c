@@ -403,15 +403,15 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (!status && (off < base || off - base > total ||
 			plen > total - (off - base)))
 		status = -EPROTO;
-	if (!status && ((!mem.bvec && (!mm_ok || !chan->ofile->mm)) ||
+	if (!status && ((!mem.kmem.nr && (!mm_ok || !chan->ofile->mm)) ||
 			ordma_copy_to_win(chan, &mem, off, hdr + 1, plen)))
 		status = -EREMOTEIO;
 	/* A kernel user's window is copied into only (kernel-api.rst). */
 	if (!status && !last && !chan->rx_wr && off == base && mm_ok &&
-	    !mem.bvec)
+	    !mem.kmem.nr)
 		ordma_rx_wr_start(chan, op_id, token, mem.addr, base, total,
 				  plen);
-	if (!status && off == base && !mem.bvec)
+	if (!status && off == base && !mem.kmem.nr)
 		ordma_rx_stand_start(chan, token, mem.addr);
 	up_read(&chan->ofile->windows_rwsem);
 	/* The next bytes of a placed write, copied or not. */

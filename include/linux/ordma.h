@@ -7,15 +7,16 @@
  * from ordma_kconnect() or from a listener's accept callback
  * (ordma_klisten()). Operations are requests the caller owns, embedded in
  * its own per-I/O state: nothing is allocated per operation. A request
- * names its memory as an array of bio_vecs, sent from zero-copy (no
- * pinning, no memory region) or through ordma's pre-registered pool
- * (Documentation/ordma/kernel-api.rst).
+ * names its memory as an array of bio_vecs or kvecs or a scatterlist, sent
+ * from zero-copy (no pinning, no memory region) or through ordma's
+ * pre-registered pool (Documentation/ordma/kernel-api.rst).
  */
 #ifndef _LINUX_ORDMA_H
 #define _LINUX_ORDMA_H
 
 #include <linux/types.h>
 #include <linux/bvec.h>
+#include <linux/uio.h>
 #include <linux/socket.h>
 #include <linux/bits.h>
 #include <uapi/linux/ordma.h>
@@ -23,28 +24,54 @@
 struct ordma_kctx;
 struct ordma_chan;
 struct ordma_klistener;
+struct scatterlist;
 
 /* Words of struct ordma_kreq that belong to ordma. */
 #define ORDMA_KREQ_WORDS	40
 
 /**
+ * enum ordma_kbuf - the form of a request's memory
+ * @ORDMA_KBUF_BVEC: an array of bio_vecs (the default)
+ * @ORDMA_KBUF_KVEC: an array of kvecs whose ranges lie in the linear map
+ *	(kmalloc, the page allocator; not vmalloc, not the stack): for small
+ *	control messages in a kmalloc'ed buffer
+ * @ORDMA_KBUF_SG: a scatterlist, possibly chained, that the caller has not
+ *	DMA-mapped (ordma maps what it sends from or places into)
+ */
+enum ordma_kbuf {
+	ORDMA_KBUF_BVEC,
+	ORDMA_KBUF_KVEC,
+	ORDMA_KBUF_SG,
+};
+
+/**
  * struct ordma_kreq - one operation of a kernel user, in its own memory
- * @bvec: the buffer: what a SEND or WRITE sends, where a RECV puts the
- *	message or a READ the bytes
- * @nr_bvec: entries of @bvec; none of those @len covers may be empty
- * @len: bytes of @bvec the operation covers, from its start (1 to
+ * @bvec: the buffer as bio_vecs (@type ORDMA_KBUF_BVEC): what a SEND or
+ *	WRITE sends, where a RECV puts the message or a READ the bytes
+ * @kvec: the buffer as kvecs (ORDMA_KBUF_KVEC)
+ * @sgl: the buffer as a scatterlist (ORDMA_KBUF_SG)
+ * @nr_segs: entries of the array (of the scatterlist: its nents); none of
+ *	those @len covers may be empty
+ * @type: enum ordma_kbuf: which of @bvec, @kvec and @sgl is set
+ * @len: bytes of the buffer the operation covers, from its start (1 to
  *	ORDMA_KREQ_MAX_LEN); a RECV takes a message of at most @len bytes
  * @done: called once when the operation is over, with the bytes sent or
  *	received, or a negative errno; see ordma_ksend() for its context
  * @__ordma: ordma's, from submission until @done is called
  *
  * The caller sets the fields above @__ordma, submits, and leaves the request
- * and the memory @bvec points to alone until @done is called; then the
- * request may be submitted again.
+ * and the memory its buffer names alone until @done is called; then the
+ * request may be submitted again. Every form goes the same way: zero-copy
+ * or through ordma's pool, as the planner chooses.
  */
 struct ordma_kreq {
-	const struct bio_vec *bvec;
-	unsigned int nr_bvec;
+	union {
+		const struct bio_vec *bvec;
+		const struct kvec *kvec;
+		struct scatterlist *sgl;
+	};
+	unsigned int nr_segs;
+	enum ordma_kbuf type;
 	size_t len;
 	void (*done)(struct ordma_kreq *req, ssize_t res);
 	u64 __ordma[ORDMA_KREQ_WORDS];

@@ -142,7 +142,7 @@ struct oblk_hello_msg {
  * @resps: receive buffers for answers, one per tag
  * @out: the HELLO (kmalloc'ed: in one page)
  * @in: its answer (kmalloc'ed: in one page)
- * @hello_bv: the bio_vecs of @out and @in
+ * @hello_kv: @out and @in as kvecs (kmalloc'ed control messages)
  * @hello_sreq: the HELLO's SEND
  * @hello_rreq: the RECV of its answer
  * @hello_sent: @hello_sreq is done, with @hello_sres
@@ -158,7 +158,7 @@ struct oblk_queue {
 	struct oblk_resp *resps;
 	struct oblk_hello_msg *out;
 	struct oblk_hello_msg *in;
-	struct bio_vec hello_bv[2];
+	struct kvec hello_kv[2];
 	struct ordma_kreq hello_sreq;
 	struct ordma_kreq hello_rreq;
 	struct completion hello_sent;
@@ -268,7 +268,7 @@ static void oblk_resp_post(struct oblk_resp *r)
 	if (test_bit(OBLK_DEAD, &oblk.flags))
 		return;
 	r->kreq.bvec = r->buf.bvec;
-	r->kreq.nr_bvec = r->buf.nr_bvec;
+	r->kreq.nr_segs = r->buf.nr_bvec;
 	r->kreq.len = sizeof(struct ordma_blk_hdr) + ORDMA_BLK_MAX_IO;
 	r->kreq.done = oblk_recvd;
 	ret = ordma_krecv(r->q->chan, &r->kreq);
@@ -456,7 +456,7 @@ static int oblk_cmd_prep(struct oblk_cmd *cmd, struct request *rq)
 		cmd->kreq.len += len;
 	}
 	cmd->kreq.bvec = cmd->bvec;
-	cmd->kreq.nr_bvec = n;
+	cmd->kreq.nr_segs = n;
 	cmd->kreq.done = oblk_sent;
 	return 0;
 }
@@ -592,16 +592,18 @@ static int oblk_hello(struct oblk_queue *q)
 	q->out->hello.queue = cpu_to_le32(q->idx);
 	q->out->hello.nr_queues = cpu_to_le32(oblk.nr_queues);
 	q->out->hello.depth = cpu_to_le32(oblk.depth);
-	bvec_set_page(&q->hello_bv[0], virt_to_page(q->out), sizeof(*q->out),
-		      offset_in_page(q->out));
-	bvec_set_page(&q->hello_bv[1], virt_to_page(q->in), sizeof(*q->in),
-		      offset_in_page(q->in));
-	q->hello_sreq.bvec = &q->hello_bv[0];
-	q->hello_sreq.nr_bvec = 1;
+	q->hello_kv[0].iov_base = q->out;
+	q->hello_kv[0].iov_len = sizeof(*q->out);
+	q->hello_kv[1].iov_base = q->in;
+	q->hello_kv[1].iov_len = sizeof(*q->in);
+	q->hello_sreq.kvec = &q->hello_kv[0];
+	q->hello_sreq.type = ORDMA_KBUF_KVEC;
+	q->hello_sreq.nr_segs = 1;
 	q->hello_sreq.len = sizeof(*q->out);
 	q->hello_sreq.done = oblk_hello_sent;
-	q->hello_rreq.bvec = &q->hello_bv[1];
-	q->hello_rreq.nr_bvec = 1;
+	q->hello_rreq.kvec = &q->hello_kv[1];
+	q->hello_rreq.type = ORDMA_KBUF_KVEC;
+	q->hello_rreq.nr_segs = 1;
 	q->hello_rreq.len = sizeof(*q->in);
 	q->hello_rreq.done = oblk_hello_recvd;
 

@@ -206,7 +206,7 @@ static void oblkt_post(struct oblkt_slot *slot)
 	int ret;
 
 	slot->kreq.bvec = slot->buf.bvec;
-	slot->kreq.nr_bvec = slot->buf.nr_bvec;
+	slot->kreq.nr_segs = slot->buf.nr_bvec;
 	slot->kreq.len = sizeof(struct ordma_blk_hdr) + ORDMA_BLK_MAX_IO;
 	slot->kreq.done = oblkt_recvd;
 	ret = ordma_krecv(slot->conn->chan, &slot->kreq);

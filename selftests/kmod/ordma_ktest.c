@@ -9,7 +9,10 @@
  * bytes goes back as a SEND of those N bytes from the same pages. The pages
  * are blocks of 1 << KTEST_ORDER pages cut into bio_vecs of odd offsets and
  * lengths, some smaller than a page, most longer, so that messages cross
- * bvec and page boundaries at many places. With selftest=1, load also
+ * bvec and page boundaries at many places. The same pages are described as
+ * bio_vecs, as kvecs and as a scatterlist, and the echo takes turns: message
+ * k goes into the form k % 3 and back out of form (k + 1) % 3. With
+ * selftest=1, load also
  * connects to that listener from a second context, sends messages of a few
  * sizes, checks every byte that comes back, and fails with EIO on a
  * difference.
@@ -34,8 +37,11 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 
@@ -82,17 +88,22 @@ static const struct {
 };
 
 /**
- * struct ktest_buf - kernel pages as an array of bio_vecs
+ * struct ktest_buf - kernel pages as an array of bio_vecs, and the same
+ *	bytes as kvecs and as a scatterlist (each form ordma takes)
  * @bvec: the array, covering @len bytes
- * @nr_bvec: entries of @bvec
+ * @nr_bvec: entries of @bvec, of @kvec and of @sgt
  * @len: bytes @bvec covers
  * @blocks: the allocations, 1 << KTEST_ORDER pages each, one per bvec
+ * @kvec: the entries of @bvec as linear-map addresses
+ * @sgt: the entries of @bvec as a scatterlist, chained when it is long
  */
 struct ktest_buf {
 	struct bio_vec *bvec;
 	unsigned int nr_bvec;
 	size_t len;
 	struct page **blocks;
+	struct kvec *kvec;
+	struct sg_table sgt;
 };
 
 /* Where bvec @i of a buffer skewed by @skew lies in its block. */
@@ -117,9 +128,53 @@ static void ktest_buf_free(struct ktest_buf *buf)
 
 	for (i = 0; i < buf->nr_bvec; i++)
 		__free_pages(buf->blocks[i], KTEST_ORDER);
+	sg_free_table(&buf->sgt);
+	kfree(buf->kvec);
+	buf->kvec = NULL;
 	kfree(buf->blocks);
 	kfree(buf->bvec);
 	buf->nr_bvec = 0;
+}
+
+/* Describe @buf's bvecs as kvecs and as a scatterlist too. */
+static int ktest_buf_forms(struct ktest_buf *buf)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	buf->kvec = kcalloc(buf->nr_bvec, sizeof(*buf->kvec), GFP_KERNEL);
+	if (!buf->kvec ||
+	    sg_alloc_table(&buf->sgt, buf->nr_bvec, GFP_KERNEL)) {
+		ktest_buf_free(buf);
+		return -ENOMEM;
+	}
+	for_each_sgtable_sg(&buf->sgt, sg, i) {
+		const struct bio_vec *bv = &buf->bvec[i];
+
+		buf->kvec[i].iov_base = page_address(bv->bv_page) + bv->bv_offset;
+		buf->kvec[i].iov_len = bv->bv_len;
+		sg_set_page(sg, bv->bv_page, bv->bv_len, bv->bv_offset);
+	}
+	return 0;
+}
+
+/* Let @req name @buf in the form @type. */
+static void ktest_req_set(struct ordma_kreq *req, const struct ktest_buf *buf,
+			  enum ordma_kbuf type)
+{
+	req->type = type;
+	req->nr_segs = buf->nr_bvec;
+	switch (type) {
+	case ORDMA_KBUF_KVEC:
+		req->kvec = buf->kvec;
+		break;
+	case ORDMA_KBUF_SG:
+		req->sgl = buf->sgt.sgl;
+		break;
+	default:
+		req->bvec = buf->bvec;
+		break;
+	}
 }
 
 /**
@@ -161,7 +216,7 @@ static int ktest_buf_alloc(struct ktest_buf *buf, size_t len,
 		buf->nr_bvec++;
 		left -= n;
 	}
-	return 0;
+	return ktest_buf_forms(buf);
 
 err_free:
 	ktest_buf_free(buf);
@@ -341,6 +396,8 @@ struct ktest_cmd {
  * @win_cmd: the window command @win_work runs
  * @win: the window's pages, while @win_token is exposed
  * @win_token: the window's token, 0 for none
+ * @form: counts RECVs posted: message k is received into the buffer in
+ *	form k % 3 (enum ordma_kbuf) and echoed from it in form (k + 1) % 3
  */
 struct ktest_chan {
 	struct list_head node;
@@ -357,6 +414,7 @@ struct ktest_chan {
 	struct ktest_cmd win_cmd;
 	struct ktest_buf win;		/* win_lock, or the close work */
 	u64 win_token;			/* as win */
+	unsigned int form;		/* done callbacks, one at a time */
 };
 
 static struct {
@@ -445,7 +503,12 @@ static void ktest_chan_close_work(struct work_struct *work)
 
 static void ktest_echo_post(struct ktest_chan *kc)
 {
-	int ret = ordma_krecv(kc->chan, &kc->rreq);
+	int ret;
+
+	kc->form++;
+	ktest_req_set(&kc->rreq, &kc->buf, kc->form % 3);
+	ktest_req_set(&kc->sreq, &kc->buf, (kc->form + 1) % 3);
+	ret = ordma_krecv(kc->chan, &kc->rreq);
 
 	if (ret)
 		ktest_chan_kill(kc, ret);
@@ -679,15 +742,10 @@ static int ktest_accept(struct ordma_klistener *lis, struct ordma_chan *chan,
 	INIT_WORK(&kc->close_work, ktest_chan_close_work);
 	INIT_WORK(&kc->win_work, ktest_win_work);
 	mutex_init(&kc->win_lock);
-	kc->rreq.bvec = kc->buf.bvec;
-	kc->rreq.nr_bvec = kc->buf.nr_bvec;
 	kc->rreq.len = kc->buf.len;
 	kc->rreq.done = ktest_echo_recvd;
-	kc->sreq.bvec = kc->buf.bvec;
-	kc->sreq.nr_bvec = kc->buf.nr_bvec;
 	kc->sreq.done = ktest_echo_sent;
-	kc->oreq.bvec = kc->buf.bvec;
-	kc->oreq.nr_bvec = kc->buf.nr_bvec;
+	ktest_req_set(&kc->oreq, &kc->buf, ORDMA_KBUF_BVEC);
 	kc->oreq.done = ktest_cmd_done;
 
 	mutex_lock(&ktest.lock);
@@ -826,13 +884,59 @@ static int ktest_self_one(struct ktest_self *st, size_t len, u32 seed)
 	return 0;
 }
 
+/*
+ * Requests ordma must refuse with -EINVAL, before it owns them: a kvec
+ * outside the linear map (vmalloc), an empty entry, entries shorter than
+ * the request, an unknown form. Return: 0, or -EIO if one was taken.
+ */
+static int ktest_self_bad(struct ktest_self *st)
+{
+	struct kvec kv[2] = {};
+	struct ordma_kreq req = { .done = ktest_self_sent };
+	void *vbuf = vmalloc(PAGE_SIZE);
+	int ret = 0, r, i;
+
+	if (!vbuf)
+		return -ENOMEM;
+	for (i = 0; i < 4; i++) {
+		req.kvec = kv;
+		req.type = ORDMA_KBUF_KVEC;
+		req.nr_segs = 2;
+		req.len = 2 * 64;
+		kv[0].iov_base = page_address(st->tx.blocks[0]);
+		kv[0].iov_len = 64;
+		kv[1].iov_base = kv[0].iov_base + 64;
+		kv[1].iov_len = 64;
+		if (i == 0)
+			kv[1].iov_base = vbuf;		/* not in the linear map */
+		else if (i == 1)
+			kv[1].iov_len = 0;		/* empty */
+		else if (i == 2)
+			req.len++;			/* longer than the kvecs */
+		else
+			req.type = ORDMA_KBUF_SG + 1;	/* no such form */
+		r = ordma_ksend(st->chan, &req);
+		if (r == -EINVAL)
+			continue;
+		pr_err("selftest: bad request %d: %d, not -EINVAL\n", i, r);
+		/* Taken: req and kv are ordma's until done. */
+		if (!r)
+			wait_for_completion_timeout(&st->sent, KTEST_SELF_WAIT);
+		ret = -EIO;
+		break;
+	}
+	vfree(vbuf);
+	return ret;
+}
+
 /**
  * ktest_self_run - echo messages through our own listener and check them
  * @addr: the listener's address
  *
- * Connects from a context of its own, sends messages of 1 byte to 1 MiB + 5
- * and checks every byte of each echo, and that the RECV wrote nothing past
- * the message.
+ * Connects from a context of its own, checks that malformed requests are
+ * refused, sends messages of 1 byte to 1 MiB + 5, each size from and into
+ * every form of buffer (bio_vecs, kvecs, a scatterlist), and checks every
+ * byte of each echo, and that the RECV wrote nothing past the message.
  *
  * Return: 0, or -errno (-EIO for a difference).
  */
@@ -857,11 +961,7 @@ static int ktest_self_run(const struct sockaddr *addr)
 	ret = ktest_buf_alloc(&st->rx, KTEST_SELF_LEN, 3);
 	if (ret)
 		goto err_free_tx;
-	st->sreq.bvec = st->tx.bvec;
-	st->sreq.nr_bvec = st->tx.nr_bvec;
 	st->sreq.done = ktest_self_sent;
-	st->rreq.bvec = st->rx.bvec;
-	st->rreq.nr_bvec = st->rx.nr_bvec;
 	st->rreq.len = st->rx.len;
 	st->rreq.done = ktest_self_recvd;
 
@@ -876,11 +976,15 @@ static int ktest_self_run(const struct sockaddr *addr)
 		pr_err("selftest: connect to %pISpc: %d\n", addr, ret);
 		goto err_destroy_ctx;
 	}
-	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		ret = ktest_self_one(st, sizes[i], i + 1);
-		if (ret)
-			break;
-		pr_info("selftest: %zu bytes echoed and checked\n", sizes[i]);
+	ret = ktest_self_bad(st);
+	/* Each size in each pair of forms, the sender's and the receiver's. */
+	for (i = 0; !ret && i < 3 * ARRAY_SIZE(sizes); i++) {
+		ktest_req_set(&st->sreq, &st->tx, i % 3);
+		ktest_req_set(&st->rreq, &st->rx, (i / 3 + i) % 3);
+		ret = ktest_self_one(st, sizes[i / 3], i + 1);
+		if (!ret)
+			pr_info("selftest: %zu bytes echoed and checked (forms %u to %u)\n",
+				sizes[i / 3], i % 3, (i / 3 + i) % 3);
 	}
 	/* Completes what is still in flight after a failure. */
 	ordma_kchan_close(st->chan);
