@@ -5,13 +5,21 @@
  * queue_limits given to blk_mq_alloc_disk(): ORDMA_BLK_HAVE_DISK_LIMITS),
  * and its write cache is a feature of those limits from 6.11 on
  * (ORDMA_BLK_HAVE_FEATURES); before, setters change them on the disk's
- * queue. The Kbuild looks for them in the kernel's headers.
+ * queue. A class attribute's store takes const pointers from 6.4 on
+ * (ORDMA_BLK_HAVE_CONST_CLASS). The Kbuild looks for them in the kernel's
+ * headers.
  */
 #ifndef _ORDMA_BLK_COMPAT_H
 #define _ORDMA_BLK_COMPAT_H
 
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
+
+#ifdef ORDMA_BLK_HAVE_CONST_CLASS
+#define ORDMA_BLK_CLASS_CONST const
+#else
+#define ORDMA_BLK_CLASS_CONST
+#endif
 
 /**
  * struct ordma_blk_limits - what the initiator's disk is like
