@@ -11,6 +11,18 @@
  *			name=ordmablk0 nr_queues=2 queue_depth=32
  *	initiator$ mkfs.ext4 /dev/ordmablk0
  *
+ * More disks, of this target or others, at run time (the same keys; those
+ * left out take the module parameters' values), and one removed:
+ *
+ *	initiator$ echo "name=ordmablk1 addr=192.0.2.1 port=7472" \
+ *			> /sys/class/ordma-blk/add
+ *	initiator$ echo ordmablk1 > /sys/class/ordma-blk/remove
+ *
+ * An add fails with EEXIST for a name an ordma-blk disk has, EINVAL for
+ * an unknown key or a value out of range, or the errno of the connection
+ * (ECONNREFUSED: no target there) or of the target's HELLO; a remove with
+ * ENOENT for no such disk. Loading with name= empty adds no disk.
+ *
  * selftests/guest/blk_test runs both in one guest.
  *
  * One ordma channel per hardware queue of the initiator. Every message
