@@ -179,8 +179,9 @@ struct ordma_frwr {
  * @kern: a range of a kernel user's buffer (its offsets are @uaddr): its
  *	pages DMA-mapped in @sgt, not pinned; a source is sent from with
  *	local_dma_lkey, a destination fast-registered (no @dpages)
- * @kop: a kernel user's RECV a destination is of, for its bio_vecs (the
- *	RECV completes only once the segment is gone)
+ * @kmem: the kernel buffer a destination is of (@kern): a RECV's (which
+ *	completes only once the segment is gone) or a window's (which is
+ *	unexposed only once no segment of @wtoken lives), for its pages
  * @pins: a source's pinned ranges from the channel's cache (pin.c), in
  *	address order, together covering [@uaddr, @uaddr + @len); sent from
  *	with the PD's local_dma_lkey
@@ -220,7 +221,7 @@ struct ordma_seg {
 	u32 ndpages;
 	struct sg_table sgt;
 	bool kern;
-	const struct ordma_req *kop;
+	struct ordma_kmem kmem;
 	struct ordma_pin *pins[ORDMA_SEG_PINS];
 	u8 npins;
 	u32 sends;			/* run */
@@ -707,7 +708,7 @@ struct ordma_seg *ordma_seg_queue_standing(struct ordma_chan *chan, u64 uaddr,
 					   u64 len, u64 wtoken);
 struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
 				       const struct ordma_req *op, u64 off,
-				       u64 len, bool write);
+				       u64 len, bool write, u64 wtoken);
 u64 ordma_seg_sges(const struct ordma_seg *seg, u64 addr, u64 len, u32 lkey,
 		   struct ib_sge *sge, u32 max, u32 *nsge);
 void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,

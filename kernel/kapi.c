@@ -600,12 +600,14 @@ EXPORT_SYMBOL_GPL(ordma_kread);
  *	ordma_write()/ordma_read(), a kernel user's ordma_kwrite()/ordma_kread())
  *
  * Any peer of any channel of @ctx that knows the token may access the
- * window as @access allows until it is unexposed. Peers' bytes are copied
- * into and out of it by ordma's workers, through the pool: the pages are
- * never registered, so nothing of them is reachable by a peer's RDMA
- * hardware. A write may change the memory at any moment while exposed for
- * write; a notification (ordma_kwrite()'s @notify) tells the user when a
- * write is complete.
+ * window as @access allows until it is unexposed. A peer's READ and the
+ * head of its WRITE are copied by ordma's workers, through the pool; where
+ * the planner finds it pays, the rest of a WRITE is placed: the range it
+ * covers is fast-registered (a new rkey each time), offered to that writer
+ * only, and invalidated when the write ends, before unexpose returns. A
+ * write may change the memory at any moment while exposed for write; a
+ * notification (ordma_kwrite()'s @notify) tells the user when a write is
+ * complete.
  *
  * Context: process context, may sleep.
  * Return: 0, or -EINVAL (@bvec, @len or @access), -ENOMEM, -EBUSY (no

@@ -230,13 +230,13 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 }
 
 /*
- * A kernel user's range: [@seg->uaddr, + @seg->len) of @op's buffer (its
+ * A kernel user's range: [@seg->uaddr, + @seg->len) of @kmem (its
  * offsets are @seg's addresses), DMA-mapped as it is: kernel pages need no
  * pinning. A source is sent from with the PD's local_dma_lkey; a
  * destination is still fast-registered by the registration worker.
  */
 static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
-			      const struct ordma_req *op)
+			      const struct ordma_kmem *kmem)
 {
 	enum dma_data_direction dir = seg->write ? DMA_FROM_DEVICE :
 						   DMA_TO_DEVICE;
@@ -248,7 +248,7 @@ static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
 	int ret;
 
 	/* The entries the range touches, then each one's part of it. */
-	ordma_kmem_iter_init(&it, &op->kmem);
+	ordma_kmem_iter_init(&it, kmem);
 	for (pos = 0; pos < end && ordma_kmem_next(&it, &bv); pos += bv.bv_len)
 		n += pos + bv.bv_len > start;
 	if (WARN_ON_ONCE(pos < end || !n))
@@ -257,7 +257,7 @@ static int ordma_seg_map_kern(struct ordma_chan *chan, struct ordma_seg *seg,
 	if (ret)
 		return ret;
 	sg = seg->sgt.sgl;
-	ordma_kmem_iter_init(&it, &op->kmem);
+	ordma_kmem_iter_init(&it, kmem);
 	for (pos = 0; pos < end && ordma_kmem_next(&it, &bv); pos += bv.bv_len) {
 		if (pos + bv.bv_len <= start)
 			continue;
@@ -313,7 +313,7 @@ static int ordma_seg_prepare_kern(struct ordma_chan *chan,
 	u64 t0;
 	int ret;
 
-	ret = ordma_seg_map_kern(chan, seg, seg->kop);
+	ret = ordma_seg_map_kern(chan, seg, &seg->kmem);
 	if (ret)
 		return ret;
 	npages = ordma_seg_kern_pages(seg);
@@ -353,7 +353,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	if (!seg->write)
 		return ordma_seg_pin(chan, seg);
 	/* A kernel user's pages are mapped already, and not pinned. */
-	if (seg->kop)
+	if (seg->kmem.nr)
 		return ordma_seg_prepare_kern(chan, seg);
 	ret = ordma_memlock_charge(chan->ofile, npages);
 	if (ret)
@@ -535,13 +535,14 @@ void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,
 
 /*
  * A new segment of @len bytes at @uaddr (a kernel user's: at offset @uaddr
- * of @kop's buffer), of the operation of trace id @tid. Every field the
+ * of @kmem, which the segment keeps a copy of), of the operation of trace
+ * id @tid. Every field the
  * registration worker reads is set before the segment is queued to it.
  */
 static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 				       u64 len, bool write, u64 wtoken,
 				       bool standing,
-				       const struct ordma_req *kop, u64 tid)
+				       const struct ordma_kmem *kmem, u64 tid)
 {
 	struct ordma_seg *seg;
 	u32 limit, pinned;
@@ -573,11 +574,11 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	 * A kernel user's source, or a source the cache holds whole, is
 	 * ready now: no work to queue.
 	 */
-	if (kop && write) {
+	if (kmem && write) {
 		/* Mapped by the registration worker. */
-		seg->kop = kop;
-	} else if (kop) {
-		if (ordma_seg_map_kern(chan, seg, kop)) {
+		seg->kmem = *kmem;
+	} else if (kmem) {
+		if (ordma_seg_map_kern(chan, seg, kmem)) {
 			kfree(seg);
 			return NULL;
 		}
@@ -635,10 +636,13 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
 /**
  * ordma_seg_queue_kern() - a range of a kernel user's buffer
  * @chan: the channel; called by its worker
- * @op: the SEND or RECV, of a kernel user's file
+ * @op: the SEND or RECV of a kernel user's file, or the placed write
+ *	into a kernel user's window (chan->rx_wr)
  * @off: start of the range in @op's buffer
  * @len: its length
- * @write: a RECV's destination, for the peer to RDMA WRITE into
+ * @write: a destination, for the peer to RDMA WRITE into
+ * @wtoken: a window's destination: the window's token (the window is
+ *	unexposed only once the segment is gone); else 0
  *
  * Return: the segment or NULL when out of memory or out of segment slots.
  * A source is ready at once (USED: DMA-mapped, sent from with the PD's
@@ -648,11 +652,12 @@ struct ordma_seg *ordma_seg_queue(struct ordma_chan *chan, u64 uaddr, u64 len,
  */
 struct ordma_seg *ordma_seg_queue_kern(struct ordma_chan *chan,
 				       const struct ordma_req *op, u64 off,
-				       u64 len, bool write)
+				       u64 len, bool write, u64 wtoken)
 {
 	ordma_chan_assert_run(chan);
 
-	return ordma_seg_add(chan, off, len, write, 0, false, op, op->tid);
+	return ordma_seg_add(chan, off, len, write, wtoken, false, &op->kmem,
+			     op->tid);
 }
 
 /**

@@ -336,7 +336,7 @@ out:
 void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		       u64 upto, u64 total, bool write)
 {
-	u64 start, end, last = op->addr + total;
+	u64 start, end, last = op->addr + total, wtoken;
 	struct ordma_seg *seg;
 
 	ordma_chan_assert_run(chan);
@@ -349,13 +349,13 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 		if (end < last && (end & PAGE_MASK) > start)
 			end &= PAGE_MASK;
 		end = ordma_seg_end(start, end);
+		wtoken = write && op->op == ORDMA_OP_WRITE ? op->token : 0;
 		if (op->kmem.nr)
 			seg = ordma_seg_queue_kern(chan, op, start, end - start,
-						   write);
+						   write, wtoken);
 		else
 			seg = ordma_seg_queue(chan, start, end - start, write,
-					      write && op->op == ORDMA_OP_WRITE ?
-					      op->token : 0, op->tid);
+					      wtoken, op->tid);
 		if (!seg)
 			return;
 		seg->off = op->seg_next;

@@ -202,11 +202,14 @@ bool ordma_rx_wr_window(struct ordma_chan *chan)
 
 /*
  * The first piece (@first bytes) of write @op_id, of @total bytes at window
- * offset @base of window @token (at @uaddr, checked): plan its range. The
- * caller holds windows_rwsem for read.
+ * offset @base of window @token (its memory @mem, checked): plan its range.
+ * The caller holds windows_rwsem for read. A kernel user's window is placed
+ * into as a process's is: its range's pages are fast-registered (segments
+ * of @wt's copy of @mem, at offsets from its start).
  */
 static void ordma_rx_wr_start(struct ordma_chan *chan, u64 op_id, u64 token,
-			      u64 uaddr, u64 base, u64 total, u64 first)
+			      const struct ordma_winmem *mem, u64 base,
+			      u64 total, u64 first)
 {
 	struct ordma_req *wt = kzalloc(sizeof(*wt), GFP_KERNEL);
 
@@ -217,7 +220,8 @@ static void ordma_rx_wr_start(struct ordma_chan *chan, u64 op_id, u64 token,
 	wt->op_id = op_id;
 	wt->token = token;
 	wt->offset = base;
-	wt->addr = uaddr + base;
+	wt->kmem = mem->kmem;
+	wt->addr = mem->addr + base;
 	wt->len = total;
 	wt->done = first;
 	INIT_LIST_HEAD(&wt->segs);
@@ -406,11 +410,9 @@ void ordma_rx_write(struct ordma_chan *chan, struct ordma_wire_hdr *hdr,
 	if (!status && ((!mem.kmem.nr && (!mm_ok || !chan->ofile->mm)) ||
 			ordma_copy_to_win(chan, &mem, off, hdr + 1, plen)))
 		status = -EREMOTEIO;
-	/* A kernel user's window is copied into only (kernel-api.rst). */
-	if (!status && !last && !chan->rx_wr && off == base && mm_ok &&
-	    !mem.kmem.nr)
-		ordma_rx_wr_start(chan, op_id, token, mem.addr, base, total,
-				  plen);
+	if (!status && !last && !chan->rx_wr && off == base &&
+	    (mm_ok || mem.kmem.nr))
+		ordma_rx_wr_start(chan, op_id, token, &mem, base, total, plen);
 	if (!status && off == base && !mem.kmem.nr)
 		ordma_rx_stand_start(chan, token, mem.addr);
 	up_read(&chan->ofile->windows_rwsem);

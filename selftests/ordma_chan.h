@@ -937,13 +937,14 @@ static inline int sysfs_get(const char *attr, unsigned long long *v)
 	return ok ? 0 : -EINVAL;
 }
 
-static inline int sysfs_set(const char *attr, unsigned long long v)
+/* Write @val to @attr of rxe0 in one write(2): 0 or its -errno. */
+static inline int sysfs_set_str(const char *attr, const char *val)
 {
-	char path[256], val[32];
-	int fd, n, ret = 0;
+	ssize_t n = strlen(val);
+	char path[256];
+	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
-	n = snprintf(val, sizeof(val), "%llu\n", v);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -951,6 +952,14 @@ static inline int sysfs_set(const char *attr, unsigned long long v)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+static inline int sysfs_set(const char *attr, unsigned long long v)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%llu\n", v);
+	return sysfs_set_str(attr, val);
 }
 
 /* Lines of `rdma res show @what` containing @needle ("" counts them all). */

@@ -935,6 +935,60 @@ TEST_F_TIMEOUT(kapi, load_fails_cleanly, 120)
 }
 
 /*
+ * A write into a kernel window of whole pages, in mode zerocopy, is placed:
+ * the module's side fast-registers the range's pages and offers them, this
+ * side RDMA WRITEs into them (bytes_placed grows), and every byte is what
+ * was written. The window is then unexposed: the next write finds none.
+ */
+TEST_F_TIMEOUT(kapi, kernel_window_placed, 300)
+{
+	const size_t len = ordma_scaled(KT_WIN, 256 * KiB + 3);
+	unsigned char *buf = chan_buf(KT_WIN, 0);
+	uint32_t seed = (uint32_t)kt_seed();
+	unsigned long long placed0, placed1;
+	long long token, res;
+	const __u32 c = 0;
+	int round;
+
+	ASSERT_NE(NULL, buf);
+	/*
+	 * A small echo buffer: the module's RECV, posted all along, must not
+	 * take the segment slots the write's placement needs.
+	 */
+	ASSERT_EQ(0, kt_load("echo_len=64"));
+	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[c]));
+	/* Offset 1: whole blocks. */
+	token = kt_win_cmd(self->fd, self->chan[c], KT_CMD_EXPOSE, 0, 1, len,
+			   seed, ORDMA_ACCESS_REMOTE_WRITE);
+	ASSERT_FALSE(kt_is_err(token)) TH_LOG("expose: %s",
+					      strerror((int)-token));
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
+	ASSERT_EQ(0, sysfs_set_str("mode", "zerocopy"));
+	for (round = 0; round < 2; round++) {
+		kt_pat(buf, len, seed + 1 + round);
+		res = do_write(self->fd, self->chan[c], buf, len, token, 0);
+		if (res != (long long)len)
+			break;
+		res = kt_win_cmd(self->fd, self->chan[c], KT_CMD_CHECK, 0, 0,
+				 len, seed + 1 + round, 0);
+		if (res)
+			break;
+	}
+	EXPECT_EQ(0, sysfs_set_str("mode", "auto"));
+	ASSERT_EQ(2, round) TH_LOG("round %d: %lld", round, res);
+	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed1));
+	TH_LOG("two writes of %zu bytes into the window: %llu placed", len,
+	       placed1 - placed0);
+	EXPECT_LT(0ULL, placed1 - placed0);
+	EXPECT_GE(2ULL * len, placed1 - placed0);
+	EXPECT_EQ(0, kt_win_cmd(self->fd, self->chan[c], KT_CMD_UNEXPOSE,
+				token, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, do_write(self->fd, self->chan[c], buf, len, token,
+				    0));
+	kt_finish(_metadata, &self->fd);
+}
+
+/*
  * selftest=1: the module connects to its own listener from the kernel,
  * checks that malformed requests (a vmalloc kvec, an empty entry, entries
  * too short, an unknown form) are refused, and checks the echo of messages

@@ -65,6 +65,12 @@ MODULE_PARM_DESC(idle, "post nothing on accepted channels: only chan_down closes
 
 /* The echo buffer of a channel: the largest message it takes. */
 #define KTEST_ECHO_LEN		(SZ_4M + PAGE_SIZE)
+/* The smallest: a command. */
+#define KTEST_ECHO_MIN		64
+
+static uint ktest_echo_len = KTEST_ECHO_LEN;
+module_param_named(echo_len, ktest_echo_len, uint, 0444);
+MODULE_PARM_DESC(echo_len, "bytes of each channel's echo buffer, 64 to 4 MiB + 4 KiB (default the most)");
 /* The selftest's buffers. */
 #define KTEST_SELF_LEN		(SZ_1M + PAGE_SIZE)
 #define KTEST_SELF_WAIT		(30 * HZ)
@@ -106,12 +112,20 @@ struct ktest_buf {
 	struct sg_table sgt;
 };
 
+/* A skew of whole blocks: every bvec a block, from its start. */
+#define KTEST_PLAIN	UINT_MAX
+
 /* Where bvec @i of a buffer skewed by @skew lies in its block. */
 static void ktest_buf_shape(unsigned int i, unsigned int skew,
 			    unsigned int *off, unsigned int *len)
 {
 	unsigned int k = i + skew;
 
+	if (skew == KTEST_PLAIN) {
+		*off = 0;
+		*len = KTEST_BLOCK;
+		return;
+	}
 	if (k < ARRAY_SIZE(ktest_shapes)) {
 		*off = ktest_shapes[k].off;
 		*len = ktest_shapes[k].len;
@@ -354,7 +368,9 @@ enum {
  * the result (8 bytes) if the READ failed. The window commands work on a
  * window of the module's own kernel memory (one per channel):
  * KTEST_CMD_EXPOSE exposes @len bytes filled with the stream of @seed,
- * with ORDMA_ACCESS_* @notify, and answers with its token (an unexposed
+ * with ORDMA_ACCESS_* @notify, in bvecs of odd shapes, or of whole blocks
+ * if @offset is 1 (pages one registration can map), and answers with its
+ * token (an unexposed
  * earlier one is gone); KTEST_CMD_CHECK answers 0 if its bytes at
  * @offset are @len bytes of the stream of @seed, else -EILSEQ;
  * KTEST_CMD_UNEXPOSE unexposes @token and answers with the result. All
@@ -552,14 +568,14 @@ static void ktest_cmd_done(struct ordma_kreq *req, ssize_t res)
 
 /* Expose @len bytes of new pages, filled with the stream of @seed. */
 static s64 ktest_win_expose(struct ktest_chan *kc, u64 len, u32 seed,
-			    u32 access)
+			    u32 access, bool plain)
 {
 	struct ktest_pat pt;
 	u64 token;
 	int ret;
 
 	ktest_win_drop(kc);
-	ret = ktest_buf_alloc(&kc->win, len, 2);
+	ret = ktest_buf_alloc(&kc->win, len, plain ? KTEST_PLAIN : 2);
 	if (ret)
 		return ret;
 	ktest_pat_init(&pt, seed);
@@ -591,7 +607,8 @@ static void ktest_win_work(struct work_struct *work)
 	case KTEST_CMD_EXPOSE:
 		res = len && len <= KTEST_ECHO_LEN ?
 		      ktest_win_expose(kc, len, le32_to_cpu(cmd->seed),
-				       le32_to_cpu(cmd->notify)) : -EINVAL;
+				       le32_to_cpu(cmd->notify), off == 1) :
+		      -EINVAL;
 		break;
 	case KTEST_CMD_CHECK:
 		res = -EINVAL;
@@ -733,7 +750,7 @@ static int ktest_accept(struct ordma_klistener *lis, struct ordma_chan *chan,
 	kc = kzalloc(sizeof(*kc), GFP_KERNEL);
 	if (!kc)
 		return -ENOMEM;
-	ret = ktest_buf_alloc(&kc->buf, KTEST_ECHO_LEN, 0);
+	ret = ktest_buf_alloc(&kc->buf, ktest_echo_len, 0);
 	if (ret) {
 		kfree(kc);
 		return ret;
@@ -1010,6 +1027,8 @@ static int __init ktest_init(void)
 	char port[8];
 	int ret;
 
+	if (ktest_echo_len < KTEST_ECHO_MIN || ktest_echo_len > KTEST_ECHO_LEN)
+		return -EINVAL;
 	snprintf(port, sizeof(port), "%u", ktest_port);
 	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, ktest_addr, port, &ss);
 	if (ret) {
