@@ -467,6 +467,8 @@ static int ordma_kreq_submit(struct ordma_chan *chan, struct ordma_kreq *req,
 	BUILD_BUG_ON(__alignof__(struct ordma_req) > __alignof__(req->__ordma));
 	if (!chan->ofile->kern || !req->done)
 		return -EINVAL;
+	if ((unsigned int)req->type > ORDMA_KBUF_SG)
+		return -EINVAL;
 	memset(op, 0, sizeof(*op));
 	op->kmem.bvec = req->bvec;
 	op->kmem.type = req->type;

@@ -915,7 +915,7 @@ static int ktest_self_bad(struct ktest_self *st)
 
 	if (!vbuf)
 		return -ENOMEM;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		req.kvec = kv;
 		req.type = ORDMA_KBUF_KVEC;
 		req.nr_segs = 2;
@@ -930,8 +930,10 @@ static int ktest_self_bad(struct ktest_self *st)
 			kv[1].iov_len = 0;		/* empty */
 		else if (i == 2)
 			req.len++;			/* longer than the kvecs */
-		else
+		else if (i == 3)
 			req.type = ORDMA_KBUF_SG + 1;	/* no such form */
+		else
+			req.type = 0x100;		/* nor this (not 0) */
 		r = ordma_ksend(st->chan, &req);
 		if (r == -EINVAL)
 			continue;
