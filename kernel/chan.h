@@ -428,17 +428,22 @@ enum ordma_chan_phase {
  * @tx_sge: where ordma_tx_post() builds a work request's entries
  * @pcache: pinned source ranges kept for the next sends (pin.c)
  * @frwr: fast registration of destinations (frwr.c)
- * @pages_pinned, @mrs_live: what the channel's segments hold now (atomic)
  * @write_cqe: completion of the unsignaled RDMA WRITEs, seen only when one
  *	failed
- * @bytes_tx, @bytes_rx, @ops, @errors, @inflight: counters (atomic)
+ * @bytes_tx: payload bytes sent (atomic)
+ * @bytes_rx: payload bytes received (atomic)
+ * @ops: operations completed (atomic)
+ * @errors: operations that failed (atomic)
+ * @inflight: operations submitted and not completed (atomic)
  * @ops_tx: of @ops, the SENDs and WRITEs (atomic)
  * @registrations: segments registered (atomic)
  * @pages_pinned: pages its segments hold pinned (atomic)
  * @mrs_live: memory regions of its segments that exist (atomic)
- * @qpn, @ibdev, @local: the QP number, the device's name and the local
- *	address, for netlink: set once by ordma_chan_publish() and read by
- *	lookups that found the channel published
+ * @qpn: the QP number, for netlink: this and the next two are set once
+ *	by ordma_chan_publish() and read by lookups that found the channel
+ *	published
+ * @ibdev: the device's name, for netlink
+ * @local: the local address, for netlink
  * @kheld: a kernel user's channel that its user holds (ordma_chan_own()
  *	until ordma_chan_disown()): its death is told (lock)
  * @down_told: its death was told, or is being (lock)
@@ -627,8 +632,14 @@ struct ordma_listener {
  * @rx_posted: receives posted now
  * @chunks_held: pool chunks held
  * @mrs_live: memory regions held
- * @bytes_tx, @bytes_rx, @ops_tx, @ops_rx, @errors, @inflight,
- *	@registrations, @pages_pinned: its counters and gauges
+ * @bytes_tx: payload bytes sent
+ * @bytes_rx: payload bytes received
+ * @ops_tx: SENDs and WRITEs completed
+ * @ops_rx: other operations completed
+ * @errors: operations that failed
+ * @inflight: operations submitted and not completed
+ * @registrations: segments registered
+ * @pages_pinned: pages its segments hold pinned
  * @age_ms: ms since it was created
  *
  * The counters are read one by one without a lock: a snapshot of each, not

@@ -98,6 +98,19 @@ static inline u32 ordma_chunk_room(const struct ordma_chunk *chunk)
 
 /**
  * struct ordma_pool - the intermediate buffers of one device
+ * @odev: the device
+ * @lock: see the top of pool.c
+ * @free: free chunks (@lock)
+ * @waiters: gets that wait for a chunk (see the top of pool.c)
+ * @chunk_bytes: size of new chunks (@lock)
+ * @target_chunks: pool_bytes / chunk_bytes (@lock)
+ * @chunks_total: chunks allocated, free or held (@lock)
+ * @chunks_free: chunks on @free (@lock)
+ * @high_water: most chunks held at once (@lock)
+ * @alloc_waits: gets that found none (@lock)
+ * @quota: chan_quota_chunks (@lock)
+ * @user_quota: user_quota_chunks (@lock)
+ * @rx_extra: receive chunks past each channel's reserve (atomic)
  *
  * All counters are protected by @lock; sysfs reads them under it.
  */
