@@ -20,6 +20,13 @@
 
 /* Most receive buffers a channel keeps posted. */
 #define ORDMA_RX_DEPTH		16
+/*
+ * Bytes of the receive buffer of its own a channel keeps when the pool
+ * gives it no reserve (ordma_rx_reserve()): its header and 1992 bytes of
+ * payload are every receive buffer it posts, so an idle channel holds no
+ * chunk of the pool.
+ */
+#define ORDMA_RX_SMALL		2048
 /* Most sends a channel keeps posted (each may have an unsignaled RDMA WRITE
  * before it: the send queue holds twice as many work requests).
  */
@@ -349,11 +356,15 @@ enum ordma_chan_phase {
  *	accepted reaches no window and holds no more than its reserve (lock;
  *	read once without it by ordma_rx_target())
  * @peer: the peer's address
- * @rx_size: size of our receive buffers
+ * @rx_size: size of our receive buffers: a chunk's and a header, or
+ *	ORDMA_RX_SMALL when the pool gave the channel no reserve
  * @peer_rx_size: size of the peer's receive buffers
  * @held: chunks held from the pool (all kinds), and its user's count,
  *	charged by the pool
- * @rx_held: chunks held for receiving (worker)
+ * @rx_held: chunks held for receiving, @rx_small among them (worker)
+ * @rx_small: with an @rx_size of ORDMA_RX_SMALL, the channel's own
+ *	receive buffer, in place of a reserved chunk: no pool's (@rx_small.pool
+ *	NULL), never given back to one, freed when the channel is unbuilt
  * @rx_extra: of those, past the reserved one, counted in the pool's
  *	rx_extra (worker)
  * @rx_uncounted: the channel is dead and flushed: its chunks count no more
@@ -500,6 +511,7 @@ struct ordma_chan {
 
 	struct ordma_hold held;
 	u32 rx_held;			/* run */
+	struct ordma_chunk rx_small;
 	u32 rx_extra;			/* run */
 	bool rx_uncounted;		/* run */
 	u32 tx_held;			/* run */

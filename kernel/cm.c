@@ -150,12 +150,9 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	mutex_unlock(&odev->chans_lock);
 	chan->odev = odev;
 
-	chan->rx_size = ordma_pool_chunk_bytes(&odev->pool) + ORDMA_HDR_LEN;
-
 	/*
-	 * Reserve the first receive buffer now, and leave one chunk for
-	 * sending, so every channel can make progress; a pool too small for
-	 * one more channel refuses it.
+	 * The first receive buffer now, and with it the size of every one
+	 * (told to the peer at connect), so every channel can make progress.
 	 */
 	ret = ordma_xfer_setup(chan);
 	if (ret)
@@ -378,6 +375,7 @@ static void ordma_chan_unbuild(struct ordma_chan *chan, int err,
 	}
 	if (!odev)
 		return;
+	ordma_xfer_release(chan);
 	ordma_pool_cancel_wait(&odev->pool, &chan->pool_waiter);
 	mutex_lock(&odev->chans_lock);
 	if (!list_empty(&chan->dev_node)) {
@@ -594,7 +592,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
  * @out: the channel, with a reference, once established
  *
  * Return: 0 or a negative errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
- * ENETUNREACH, ENODEV, EINTR, ENOMEM, ENOBUFS, EDQUOT, EPROTO).
+ * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT, EPROTO).
  */
 int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		       u32 timeout_ms, struct ordma_chan **out)

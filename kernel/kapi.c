@@ -240,7 +240,7 @@ static void ordma_kchan_own(struct ordma_kctx *ctx, struct ordma_chan *chan)
  * Context: process context, may sleep (until the connection is up).
  * Return: 0, or a negative errno: -EAFNOSUPPORT or -EINVAL for @addr, else
  * as ORDMA_IOC_CONNECT (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
- * ENODEV, EINTR, ENOMEM, ENOBUFS, EPROTO).
+ * ENODEV, EINTR, ENOMEM, EPROTO).
  */
 int ordma_kconnect(struct ordma_kctx *ctx, const struct sockaddr *addr,
 		   u32 timeout_ms, void *priv, struct ordma_chan **out)

@@ -315,11 +315,20 @@ void ordma_xfer_init(struct ordma_chan *chan)
  * ordma_xfer_setup() - reserve what a channel needs to make progress
  * @chan: the channel, on its device, before its QP is created
  *
- * Return: 0, or -ENOBUFS when the pool has no room for one more channel.
+ * Return: 0, or -ENOMEM.
  */
 int ordma_xfer_setup(struct ordma_chan *chan)
 {
 	return ordma_rx_reserve(chan);
+}
+
+/**
+ * ordma_xfer_release() - free what ordma_xfer_setup() took of its own
+ * @chan: the channel, flushed, its QP destroyed
+ */
+void ordma_xfer_release(struct ordma_chan *chan)
+{
+	ordma_rx_release(chan);
 }
 
 /*

@@ -177,6 +177,12 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	u32 ring = chan->rx_posted + chan->rx_spare;
 
 	ordma_chan_assert_run(chan);
+	if (!chunk->pool) {
+		/* The channel's own (@rx_small): first on the ring, always. */
+		list_add(&chunk->node, &chan->rx_ring);
+		chan->rx_spare++;
+		return;
+	}
 	if (ordma_chunk_room(chunk) < chan->rx_size ||
 	    (ring && (ring >= ordma_rx_target(chan) ||
 		      chan->rx_held > ordma_rx_cap(chan) ||
@@ -559,8 +565,37 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
 	list_for_each_entry_safe(chunk, tmp, q, node) {
 		list_del(&chunk->node);
 		ordma_rx_held_add(chan, -1);
-		ordma_chunk_put(chunk);
+		/* @rx_small stays the channel's until ordma_rx_release(). */
+		if (chunk->pool)
+			ordma_chunk_put(chunk);
 	}
+}
+
+/*
+ * The channel's own receive buffer, in place of a reserved chunk: memory
+ * charged to the caller's cgroup, mapped for the device as a chunk is.
+ */
+static int ordma_rx_small_alloc(struct ordma_chan *chan)
+{
+	struct ib_device *ibdev = chan->odev->ibdev;
+	struct ordma_chunk *chunk = &chan->rx_small;
+	void *buf;
+	u64 dma;
+
+	buf = kmalloc(ORDMA_RX_SMALL, GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	dma = ib_dma_map_single(ibdev, buf, ORDMA_RX_SMALL, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, dma)) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	chunk->buf = buf;
+	chunk->dma = dma;
+	chunk->size = ORDMA_RX_SMALL - ORDMA_HDR_LEN;
+	chunk->pool = NULL;
+	chunk->held = NULL;
+	return 0;
 }
 
 /**
@@ -568,30 +603,57 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
  * @chan: the channel, on its device, before its QP exists: no pass runs
  *	yet, so the worker's fields are the caller's
  *
- * Leaves at least one chunk for sending, in the pool and in the user's
- * share of it, so every channel can make progress; a pool (or a share) too
- * small for one more channel refuses it.
+ * A chunk of the pool, and receive buffers of a chunk's size, while the
+ * pool is more than half free and the user holds less than half its share
+ * (receives then leave the rest to sends); otherwise the channel's own
+ * small buffer (ORDMA_RX_SMALL), so that an idle channel holds nothing of
+ * the pool and the pool bounds what receives hold whatever the number of
+ * channels. The size is told to the peer at connect and does not change.
  *
- * Return: 0 or -ENOBUFS.
+ * Return: 0 or -ENOMEM.
  */
 int ordma_rx_reserve(struct ordma_chan *chan)
 {
 	struct ordma_pool *pool = &chan->odev->pool;
-	struct ordma_chunk *chunk;
+	struct ordma_chunk *chunk = NULL;
+	int ret;
 
-	chunk = ordma_chunk_get(pool, &chan->held);
-	if (!chunk)
-		return -ENOBUFS;
-	if (!ordma_pool_has_free(pool) ||
-	    !ordma_pool_user_below(pool, &chan->held, 1) ||
-	    ordma_chunk_room(chunk) < chan->rx_size) {
+	chan->rx_size = ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN;
+	if (ordma_pool_plenty(pool) &&
+	    ordma_pool_user_below(pool, &chan->held, 2))
+		chunk = ordma_chunk_get(pool, &chan->held);
+	if (chunk && ordma_chunk_room(chunk) < chan->rx_size) {
+		/* chunk_bytes grew under us: an old, smaller chunk. */
 		ordma_chunk_put(chunk);
-		return -ENOBUFS;
+		chunk = NULL;
+	}
+	if (!chunk) {
+		ret = ordma_rx_small_alloc(chan);
+		if (ret)
+			return ret;
+		chan->rx_size = ORDMA_RX_SMALL;
+		chunk = &chan->rx_small;
 	}
 	chan->rx_held = 1;
 	chan->rx_spare = 1;
 	list_add_tail(&chunk->node, &chan->rx_ring);
 	return 0;
+}
+
+/**
+ * ordma_rx_release() - free the channel's own receive buffer, if it has one
+ * @chan: the channel, its QP destroyed: nothing is posted into it
+ */
+void ordma_rx_release(struct ordma_chan *chan)
+{
+	struct ordma_chunk *chunk = &chan->rx_small;
+
+	if (!chunk->buf)
+		return;
+	ib_dma_unmap_single(chan->odev->ibdev, chunk->dma, ORDMA_RX_SMALL,
+			    DMA_BIDIRECTIONAL);
+	kfree(chunk->buf);
+	chunk->buf = NULL;
 }
 
 /**

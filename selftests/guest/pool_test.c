@@ -3,7 +3,9 @@
  * The intermediate buffer pool of rxe0 through its sysfs knobs and the
  * module parameters: defaults, limits (every bad value fails with EINVAL and
  * changes nothing), immediate growth and shrinking, chunk size changes,
- * permissions. Every test puts the defaults back, even when it fails.
+ * permissions, and channels made while more than half the pool is held
+ * receiving in small buffers of their own. Every test puts the defaults
+ * back, even when it fails.
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <sys/types.h>
 
 #include "ordma_test.h"
+#include "ordma_chan.h"
 #include "kselftest_harness.h"
 
 #define ATTR_DIR	"/sys/class/ordma/rxe0/"
@@ -271,6 +274,152 @@ TEST_F(pool, modes)
 		/* Not even root can write a counter. */
 		EXPECT_EQ(EACCES, attr_write(ro[i], "0"));
 	}
+}
+
+/* A loopback channel on @port: connected end *c, accepted end *a; -errno. */
+static int short_pair(int fd, unsigned short port, __u32 *a, __u32 *c)
+{
+	struct ordma_accept ac = { .size = sizeof(ac) };
+	__u32 lis = 0;
+	int ret;
+
+	ret = chan_listen(fd, AF_INET, port, 4, &lis);
+	if (ret)
+		return ret;
+	ret = chan_connect(fd, AF_INET, port, c);
+	if (!ret) {
+		ac.listener_id = lis;
+		ret = ioctl(fd, ORDMA_IOC_ACCEPT, &ac) ? -errno : 0;
+		*a = ac.out_chan_id;
+	}
+	chan_close(fd, lis);
+	return ret;
+}
+
+/* @len bytes from @from to @to, through a RECV, and checked. */
+static int short_move(int fd, __u32 from, __u32 to, size_t len, uint64_t salt)
+{
+	unsigned char *src = chan_buf(len, 3), *dst = chan_buf(len, 5);
+	__u64 ck[2];
+	long long res[2];
+	int ret = -ENOMEM;
+
+	if (!src || !dst)
+		goto out;
+	chan_fill(src, len, chan_seed(len, salt));
+	ck[0] = chan_cookie();
+	ck[1] = chan_cookie();
+	ret = xsubmit(fd, ORDMA_OP_RECV, to, dst, len, ck[0], 0, 0, 0);
+	if (!ret)
+		ret = xsubmit(fd, ORDMA_OP_SEND, from, src, len, ck[1], 0, 0, 0);
+	if (!ret)
+		ret = xreap(fd, 2, ck, res, 20000);
+	if (!ret && (res[0] != (long long)len || res[1] != (long long)len))
+		ret = -EIO;
+	if (!ret && chan_check("short", dst, len, chan_seed(len, salt)))
+		ret = -EBADMSG;
+out:
+	if (src)
+		chan_buf_free(src, len, 3);
+	if (dst)
+		chan_buf_free(dst, len, 5);
+	return ret;
+}
+
+/* chunks_held once it is @want, or after 5 s (a set-up's send holds one). */
+static uint64_t held_settled(uint64_t want)
+{
+	uint64_t v = attr("chunks_held");
+	int i;
+
+	for (i = 0; i < 50 && v != want; i++) {
+		usleep(100000);
+		v = attr("chunks_held");
+	}
+	return v;
+}
+
+/*
+ * A pool more than half held gives a new channel no chunk to receive in:
+ * both its ends receive in ORDMA_RX_SMALL buffers of their own (1992 bytes
+ * of payload, ORDMA_IOC_CHAN_INFO says), hold nothing of the pool while
+ * idle, and still move every size both ways, sends and RECVs, WRITEs and
+ * READs, byte for byte.
+ */
+TEST_F_TIMEOUT(pool, short_pool_gives_small_receive_buffers, 120)
+{
+	static const size_t lens[] = { 1, 1991, 1992, 1993, 4096,
+				       64 * 1024 + 3, 1024 * 1024 + 7 };
+	unsigned short port = chan_port(19400);
+	struct ordma_chan_info ci;
+	__u32 a1, c1, a2, c2, a3, c3;
+	unsigned char *win, *buf;
+	uint64_t small;
+	size_t wlen = 1024 * 1024 + 7, i;
+	__u64 token = 0;
+	int fd;
+
+	/*
+	 * Five chunks: the first pair takes two, the second one more, and
+	 * then more than half the pool is held.
+	 */
+	ASSERT_EQ(0, attr_write_u64("pool_bytes", 5 * DEF_CHUNK));
+	fd = chan_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, short_pair(fd, port, &a1, &c1));
+	ASSERT_EQ(2ULL, held_settled(2));
+	ASSERT_EQ(0, short_pair(fd, port + 1, &a2, &c2));
+	ASSERT_EQ(3ULL, held_settled(3));
+	ASSERT_EQ(0, short_pair(fd, port + 2, &a3, &c3));
+	EXPECT_EQ(3ULL, held_settled(3));
+	ASSERT_EQ(0, chan_info(fd, c1, &ci));
+	EXPECT_EQ(DEF_CHUNK, (uint64_t)ci.out_rx_size);
+	ASSERT_EQ(0, chan_info(fd, a1, &ci));
+	EXPECT_EQ(DEF_CHUNK, (uint64_t)ci.out_rx_size);
+	/* One end of the second pair had a chunk, the other none. */
+	ASSERT_EQ(0, chan_info(fd, c2, &ci));
+	small = ci.out_rx_size;
+	ASSERT_EQ(0, chan_info(fd, a2, &ci));
+	small += ci.out_rx_size;
+	EXPECT_EQ(DEF_CHUNK + 2048 - 56, small);
+	ASSERT_EQ(0, chan_info(fd, c3, &ci));
+	EXPECT_EQ(2048U - 56, ci.out_rx_size);
+	ASSERT_EQ(0, chan_info(fd, a3, &ci));
+	EXPECT_EQ(2048U - 56, ci.out_rx_size);
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		EXPECT_EQ(0, short_move(fd, c3, a3, lens[i], 2 * i))
+			TH_LOG("%zu bytes to the accepted end", lens[i]);
+		EXPECT_EQ(0, short_move(fd, a3, c3, lens[i], 2 * i + 1))
+			TH_LOG("%zu bytes to the connected end", lens[i]);
+		EXPECT_EQ(0, short_move(fd, c2, a2, lens[i], 3 * i))
+			TH_LOG("%zu bytes, two kinds, one way", lens[i]);
+		EXPECT_EQ(0, short_move(fd, a2, c2, lens[i], 3 * i + 1))
+			TH_LOG("%zu bytes, two kinds, the other way", lens[i]);
+	}
+
+	/* WRITE into a window, READ it back, through the small buffers. */
+	win = chan_buf(wlen, 1);
+	buf = chan_buf(wlen, 7);
+	ASSERT_NE(NULL, win);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, chan_expose(fd, win, wlen, ORDMA_ACCESS_REMOTE_READ |
+				 ORDMA_ACCESS_REMOTE_WRITE, &token));
+	chan_fill(buf, wlen, chan_seed(wlen, 77));
+	EXPECT_EQ((long long)wlen, do_write(fd, c3, buf, wlen, token, 0));
+	EXPECT_EQ(0, chan_check("window", win, wlen, chan_seed(wlen, 77)));
+	memset(buf, 0, wlen);
+	EXPECT_EQ((long long)wlen, do_read(fd, c3, buf, wlen, token, 0));
+	EXPECT_EQ(0, chan_check("read", buf, wlen, chan_seed(wlen, 77)));
+	EXPECT_EQ(0, chan_unexpose(fd, token));
+	chan_buf_free(win, wlen, 1);
+	chan_buf_free(buf, wlen, 7);
+
+	close(fd);
+	/* Every chunk back once the channels are gone. */
+	for (i = 0; i < 100 && attr("chunks_held"); i++)
+		usleep(100000);
+	EXPECT_EQ(0ULL, attr("chunks_held"));
 }
 
 TEST_F(pool, only_root_writes)

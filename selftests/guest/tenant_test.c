@@ -408,23 +408,49 @@ static int loop_pair(int fd, unsigned short port, __u32 *a, __u32 *c)
 	return 0;
 }
 
-/* Channels until the user's share of the pool runs out: ENOBUFS. */
+/*
+ * Channels until the user's bound on them, then messages on each that
+ * nobody receives: they hold the receiving ends' chunks, and the sends
+ * wait for more, until the user's share of the pool runs out.
+ */
 static int fill_chunks(FIXTURE_DATA(tenant) *self, int go)
 {
-	int fd = open("/dev/ordma", O_RDWR), i, ret = 0;
-	__u32 a, c;
+	static unsigned char src[65536];
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .addr = (uintptr_t)src, .len = sizeof(src) };
+	int fd = open("/dev/ordma", O_RDWR), i, k, n, ret = 0;
+	unsigned long long held, peak = 0;
+	__u32 a[MAX_CHANS], c[MAX_CHANS];
 
 	if (fd < 0)
 		return 1;
-	for (i = 0; i < 64; i++) {
-		ret = loop_pair(fd, self->port + 600 + i, &a, &c);
+	for (n = 0; n < MAX_CHANS; n++) {
+		ret = loop_pair(fd, self->port + 600 + n, &a[n], &c[n]);
 		if (ret)
 			break;
 	}
-	if (ret != ENOBUFS && ret != ECONNREFUSED)
+	/* The passive end over the bound refuses the connection. */
+	if ((ret != EDQUOT && ret != ECONNREFUSED) || !n)
 		return 2;
-	if (chunks_held() > USER_CHUNKS)
-		return 3;
+	memset(src, 0x5a, sizeof(src));
+	for (i = 0; i < n; i++) {
+		s.chan_id = c[i];
+		for (k = 0; k < 8; k++)
+			if (ioctl(fd, ORDMA_IOC_SUBMIT, &s))
+				return 4;
+	}
+	/* Let the sends take what they can; never past the share. */
+	for (i = 0; i < 20; i++) {
+		usleep(100000);
+		held = chunks_held();
+		if (held > USER_CHUNKS)
+			return 3;
+		if (held > peak)
+			peak = held;
+	}
+	/* The messages did reach the bound: it is what held them back. */
+	if (peak < USER_CHUNKS / 2)
+		return 5;
 	wait_go(go);
 	return 0;
 }
@@ -465,8 +491,8 @@ static int other_chunks(FIXTURE_DATA(tenant) *self, int go)
 
 /*
  * The channels of one user hold at most user_quota_chunks of the pool
- * together: its next channel is refused (ENOBUFS), another user's moves
- * its bytes.
+ * together, however much they have to move: another user's channel moves
+ * its bytes meanwhile.
  */
 TEST_F(tenant, pool_share_stops_at_the_bound)
 {

@@ -192,11 +192,10 @@ struct ordma_accept {
  * @out_chan_id: id of the new channel in this file
  *
  * Errors: ECONNREFUSED (nobody listens there, the peer rejected the
- * protocol version, or its pool has no room for one more channel), ENOBUFS
- * (our pool has no room: every channel keeps one receive buffer and leaves
- * one chunk for sending; or the caller's user holds its share of the pool,
- * user_quota_chunks), EDQUOT (the caller's user holds max_chans_per_user
- * channels), EPROTO (the peer accepted with another protocol version, or
+ * protocol version, or its user holds max_chans_per_user channels), ENOMEM
+ * (no memory for the channel; a full pool is none: the channel then
+ * receives in a buffer of its own), EDQUOT (the caller's user holds
+ * max_chans_per_user channels), EPROTO (the peer accepted with another protocol version, or
  * with connection data that is short or names a receive size out of
  * bounds: the channel is closed again),
  * ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no RDMA device for the
