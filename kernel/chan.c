@@ -472,7 +472,7 @@ void ordma_chan_info(struct ordma_chan *chan, struct ordma_chan_info *info)
 	info->out_chunks_held = atomic_read(&chan->held.chunks);
 	info->out_pages_pinned = atomic64_read(&chan->pages_pinned);
 	info->out_mrs_live = atomic_read(&chan->mrs_live);
-	info->out_rx_size = chan->rx_size - ORDMA_HDR_LEN;
+	info->out_rx_size = READ_ONCE(chan->rx_size) - ORDMA_HDR_LEN;
 }
 
 /**
@@ -618,6 +618,8 @@ void ordma_chan_stat(struct ordma_chan *chan, struct ordma_chan_stat *st)
 			READ_ONCE(chan->tx_credit_sent));
 	st->tx_credits = max(credits, 0);
 	st->rx_posted = READ_ONCE(chan->rx_posted);
+	st->rx_size = READ_ONCE(chan->rx_size);
+	st->peer_rx_size = READ_ONCE(chan->peer_rx_size);
 	st->chunks_held = atomic_read(&chan->held.chunks);
 	st->mrs_live = atomic_read(&chan->mrs_live);
 	st->bytes_tx = atomic64_read(&chan->bytes_tx);

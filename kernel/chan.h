@@ -357,14 +357,21 @@ enum ordma_chan_phase {
  *	read once without it by ordma_rx_target())
  * @peer: the peer's address
  * @rx_size: size of our receive buffers: a chunk's and a header, or
- *	ORDMA_RX_SMALL when the pool gave the channel no reserve
- * @peer_rx_size: size of the peer's receive buffers
+ *	ORDMA_RX_SMALL when the pool gave the channel no reserve, until it
+ *	grows (ordma_rx_try_grow(); worker, WRITE_ONCE: chan_info reads it)
+ * @peer_rx_size: size of the peer's receive buffers (worker once the
+ *	channel is up: the peer's CREDIT with ORDMA_WIRE_F_GROW raises it)
  * @held: chunks held from the pool (all kinds), and its user's count,
  *	charged by the pool
  * @rx_held: chunks held for receiving, @rx_small among them (worker)
  * @rx_small: with an @rx_size of ORDMA_RX_SMALL, the channel's own
  *	receive buffer, in place of a reserved chunk: no pool's (@rx_small.pool
- *	NULL), never given back to one, freed when the channel is unbuilt
+ *	NULL), never given back to one, freed when the channel is unbuilt;
+ *	no longer posted once the channel grew
+ * @rx_small_left: since the channel grew, receives posted small that have
+ *	not completed yet (worker)
+ * @rx_grow_due: the peer is to be told of the grown @rx_size once
+ *	@rx_small_left is 0 (worker)
  * @rx_extra: of those, past the reserved one, counted in the pool's
  *	rx_extra (worker)
  * @rx_uncounted: the channel is dead and flushed: its chunks count no more
@@ -470,7 +477,8 @@ enum ordma_chan_phase {
  * ordma_chan_close() under @teardown, after it has stopped the worker and
  * destroyed the CM id (which waits for the handler). @listener, @peer_rx_size
  * and @cm_err are written by the CM handler before it completes @connected
- * or wakes the listener; readers come after that wake-up.
+ * or wakes the listener; readers come after that wake-up. Later only the
+ * worker raises @peer_rx_size (WRITE_ONCE; netlink reads it).
  */
 struct ordma_chan {
 	struct ordma_obj obj;
@@ -512,6 +520,8 @@ struct ordma_chan {
 	struct ordma_hold held;
 	u32 rx_held;			/* run */
 	struct ordma_chunk rx_small;
+	u32 rx_small_left;		/* run */
+	bool rx_grow_due;		/* run */
 	u32 rx_extra;			/* run */
 	bool rx_uncounted;		/* run */
 	u32 tx_held;			/* run */
@@ -642,6 +652,8 @@ struct ordma_listener {
  * @err: once dead, why (a negative errno)
  * @tx_credits: messages the peer's receives take now
  * @rx_posted: receives posted now
+ * @rx_size: bytes of each of our receive buffers
+ * @peer_rx_size: bytes of each of the peer's, as it told
  * @chunks_held: pool chunks held
  * @mrs_live: memory regions held
  * @bytes_tx: payload bytes sent
@@ -667,6 +679,8 @@ struct ordma_chan_stat {
 	int err;
 	u32 tx_credits;
 	u32 rx_posted;
+	u32 rx_size;
+	u32 peer_rx_size;
 	u32 chunks_held;
 	u32 mrs_live;
 	u64 bytes_tx;

@@ -224,7 +224,7 @@ static u32 ordma_peer_rx_size(const void *data, u8 len)
 	if (!data || len < sizeof(*priv) || priv->version != ORDMA_WIRE_VERSION)
 		return 0;
 	rx = le32_to_cpu(priv->rx_size);
-	if (rx < sizeof(struct ordma_wire_hdr) + 512 || rx > SZ_16M)
+	if (rx < ORDMA_WIRE_RX_MIN || rx > ORDMA_WIRE_RX_MAX)
 		return 0;
 	return rx;
 }

@@ -555,6 +555,8 @@ static int ordma_nl_fill_chan_stat(struct sk_buff *skb,
 			      ORDMA_NL_A_PEER_PORT) ||
 	    nla_put_u32(skb, ORDMA_NL_A_TX_CREDITS, st.tx_credits) ||
 	    nla_put_u32(skb, ORDMA_NL_A_RX_POSTED, st.rx_posted) ||
+	    nla_put_u32(skb, ORDMA_NL_A_RX_SIZE, st.rx_size) ||
+	    nla_put_u32(skb, ORDMA_NL_A_PEER_RX_SIZE, st.peer_rx_size) ||
 	    nla_put_u32(skb, ORDMA_NL_A_CHUNKS_HELD, st.chunks_held) ||
 	    ordma_nl_put_u64(skb, ORDMA_NL_A_BYTES_TX, st.bytes_tx) ||
 	    ordma_nl_put_u64(skb, ORDMA_NL_A_BYTES_RX, st.bytes_rx) ||

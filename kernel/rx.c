@@ -231,7 +231,7 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 {
 	struct ordma_wire_hdr *hdr = chunk->buf;
 	struct ordma_req *op;
-	u32 plen;
+	u32 plen, size;
 	s64 res;
 
 	ordma_chan_assert_run(chan);
@@ -272,6 +272,14 @@ bool ordma_rx_dispatch(struct ordma_chan *chan,
 	case ORDMA_WIRE_CREDIT:
 		if (plen)
 			goto bad;
+		if (hdr->flags & cpu_to_le16(ORDMA_WIRE_F_GROW)) {
+			size = le32_to_cpu(hdr->size_m1);
+			/* Only up, and within what a connect may tell. */
+			if (size >= ORDMA_WIRE_RX_MAX ||
+			    size + 1 <= chan->peer_rx_size)
+				goto bad;
+			WRITE_ONCE(chan->peer_rx_size, size + 1);
+		}
 		return false;
 	case ORDMA_WIRE_NOTIFY:
 		/* Right after the write's pieces; a message for a RECV. */

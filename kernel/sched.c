@@ -47,7 +47,7 @@ static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *tx_done,
 	}
 	list_for_each_entry_safe(chunk, tmp, done, node) {
 		list_del(&chunk->node);
-		chan->rx_posted--;
+		ordma_rx_completed(chan, true);
 		if (chunk->status != IB_WC_SUCCESS) {
 			if (chunk->status != IB_WC_WR_FLUSH_ERR &&
 			    chunk->status != IB_WC_SUCCESS)

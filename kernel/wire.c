@@ -43,7 +43,11 @@ bool ordma_wire_flags_valid(const struct ordma_wire_hdr *hdr)
 	u16 flags = le16_to_cpu(hdr->flags);
 
 	if (flags & ~(ORDMA_WIRE_F_LAST | ORDMA_WIRE_F_WRITE |
-		      ORDMA_WIRE_F_NOTIFY | ORDMA_WIRE_F_STANDING))
+		      ORDMA_WIRE_F_NOTIFY | ORDMA_WIRE_F_STANDING |
+		      ORDMA_WIRE_F_GROW))
+		return false;
+	if ((flags & ORDMA_WIRE_F_GROW) &&
+	    (hdr->opcode != ORDMA_WIRE_CREDIT || flags != ORDMA_WIRE_F_GROW))
 		return false;
 	if ((flags & ORDMA_WIRE_F_STANDING) &&
 	    !(hdr->opcode == ORDMA_WIRE_PLACE && (flags & ORDMA_WIRE_F_WRITE)) &&

@@ -24,7 +24,7 @@
 #include <linux/stddef.h>
 #endif
 
-#define ORDMA_WIRE_VERSION	8
+#define ORDMA_WIRE_VERSION	9
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
@@ -86,6 +86,11 @@ enum ordma_wire_opcode {
 #define ORDMA_WIRE_F_NOTIFY	0x4
 /* On PLACE (with F_WRITE): a standing offer; on WRITE_PLACED: into one. */
 #define ORDMA_WIRE_F_STANDING	0x8
+/*
+ * On CREDIT: every receive buffer the sender has posted, and posts from now
+ * on, is @size_m1 + 1 bytes, more than it told before.
+ */
+#define ORDMA_WIRE_F_GROW	0x10
 
 /*
  * Immediate data of an RDMA WRITE with immediate: a whole write into a
@@ -100,6 +105,10 @@ enum ordma_wire_opcode {
  */
 #define ORDMA_WIRE_IMM_MSG	0x4f530000
 #define ORDMA_WIRE_SIMM_MAX	(16U << 10)
+
+/* The receive sizes a side may tell (struct ordma_wire_cm, CREDIT). */
+#define ORDMA_WIRE_RX_MIN	(56U + 512)
+#define ORDMA_WIRE_RX_MAX	(16U << 20)
 
 /**
  * struct ordma_wire_msg - MSG, MSG_ABORT and MSG_PLACED
@@ -237,7 +246,8 @@ struct ordma_wire_revoke {
  * @status: MSG_ABORT, WRITE_ACK, READ_RESP, NOTIFY: a positive errno, or 0
  * @size_m1: PLACE: length of the message's receive buffer, of the write
  *	(ORDMA_WIRE_F_WRITE) or of the window (ORDMA_WIRE_F_STANDING), minus 1
- *	(1 to ORDMA_MAX_LEN = 2^32 bytes)
+ *	(1 to ORDMA_MAX_LEN = 2^32 bytes); CREDIT with ORDMA_WIRE_F_GROW: the
+ *	sender's new receive buffer size, minus 1
  * @credits: the sender's receive buffers posted for messages that need
  *	one, ever, minus the header-only messages it received (each used
  *	one), mod 2^32 (protocol.rst, "Flow control")
@@ -264,8 +274,9 @@ struct ordma_wire_hdr {
 	__le32 credits;
 };
 
-/* The layout of version 8: every opcode's fields where they always were. */
+/* The layout of version 9 (as of 8): every opcode's fields where they always were. */
 static_assert(sizeof(struct ordma_wire_hdr) == 56);
+static_assert(ORDMA_WIRE_RX_MIN == sizeof(struct ordma_wire_hdr) + 512);
 static_assert(offsetof(struct ordma_wire_hdr, msg.msg_id) == 40);
 static_assert(offsetof(struct ordma_wire_hdr, status) == 48);
 static_assert(offsetof(struct ordma_wire_hdr, credits) == 52);

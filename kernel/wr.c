@@ -178,7 +178,14 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 
 	ordma_chan_assert_run(chan);
 	if (!chunk->pool) {
-		/* The channel's own (@rx_small): first on the ring, always. */
+		/*
+		 * The channel's own (@rx_small): first on the ring, always,
+		 * until the channel grew past it.
+		 */
+		if (ordma_chunk_room(chunk) < chan->rx_size) {
+			ordma_rx_held_add(chan, -1);
+			return;
+		}
 		list_add(&chunk->node, &chan->rx_ring);
 		chan->rx_spare++;
 		return;
@@ -220,17 +227,77 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	return ret;
 }
 
+/*
+ * A channel that receives in its own small buffer takes chunks as one set up
+ * now would, once the pool is more than half free, its owner holds less
+ * than half its share and the device has few enough channels for its ring
+ * to hold more than one: its receives are a chunk's size from now on, and
+ * the peer hears so once the last receive posted small has completed
+ * (ordma_rx_completed()), so that nothing it sends finds a buffer too short.
+ */
+static void ordma_rx_try_grow(struct ordma_chan *chan)
+{
+	struct ordma_pool *pool = &chan->odev->pool;
+
+	if (chan->rx_size != ORDMA_RX_SMALL || chan->qp_flushed ||
+	    READ_ONCE(chan->parked) || ordma_rx_target(chan) < 2 ||
+	    !ordma_pool_plenty(pool) ||
+	    !ordma_pool_user_below(pool, &chan->held, 2))
+		return;
+	WRITE_ONCE(chan->rx_size, ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN);
+	chan->rx_small_left = chan->rx_posted;
+	chan->rx_grow_due = true;
+	ordma_rx_completed(chan, false);
+}
+
+/**
+ * ordma_rx_completed() - a receive of the channel completed, or none
+ * @chan: the channel
+ * @one: a receive completed (its chunk is off the queue)
+ *
+ * Receives complete in the order they were posted: once every one posted
+ * small before the channel grew has, a CREDIT with ORDMA_WIRE_F_GROW tells
+ * the peer the new size.
+ */
+void ordma_rx_completed(struct ordma_chan *chan, bool one)
+{
+	struct ordma_wire_hdr hdr;
+
+	ordma_chan_assert_run(chan);
+	if (one)
+		chan->rx_posted--;
+	if (one && chan->rx_small_left)
+		chan->rx_small_left--;
+	if (!chan->rx_grow_due || chan->rx_small_left)
+		return;
+	chan->rx_grow_due = false;
+	ordma_hdr_start(&hdr, ORDMA_WIRE_CREDIT, ORDMA_WIRE_F_GROW);
+	hdr.size_m1 = cpu_to_le32(chan->rx_size - 1);
+	ordma_ctrl_queue(chan, &hdr);
+}
+
 /* Keep the receive ring full. */
 bool ordma_rx_refill(struct ordma_chan *chan)
 {
-	u32 target = ordma_rx_target(chan);
 	struct ordma_chunk *chunk;
 	bool progress = false;
+	u32 target;
 
 	ordma_chan_assert_run(chan);
+	ordma_rx_try_grow(chan);
+	target = ordma_rx_target(chan);
 	while (chan->rx_posted < target) {
 		chunk = list_first_entry_or_null(&chan->rx_ring,
 						 struct ordma_chunk, node);
+		if (chunk && ordma_chunk_room(chunk) < chan->rx_size) {
+			/* @rx_small past a growth, or an old smaller chunk. */
+			list_del(&chunk->node);
+			chan->rx_spare--;
+			ordma_rx_held_add(chan, -1);
+			if (chunk->pool)
+				ordma_chunk_put(chunk);
+			continue;
+		}
 		if (chunk) {
 			list_del(&chunk->node);
 			chan->rx_spare--;

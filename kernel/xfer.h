@@ -39,6 +39,7 @@ struct ordma_place {
 void ordma_wr_init(struct ordma_chan *chan);
 int ordma_rx_reserve(struct ordma_chan *chan);
 void ordma_rx_release(struct ordma_chan *chan);
+void ordma_rx_completed(struct ordma_chan *chan, bool one);
 void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk);
 bool ordma_rx_refill(struct ordma_chan *chan);
 void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len);

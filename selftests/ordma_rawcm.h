@@ -14,7 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 /* The wire protocol's version, and its CM private data (struct ordma_wire_cm). */
-#define WIRE_VERSION	8
+#define WIRE_VERSION	9
 
 struct wire_cm {
 	uint8_t version;

@@ -160,6 +160,8 @@ static const struct col chan_cols[] = {
 	{ NULL, { ORDMA_NL_A_PEER_PORT, "peer_port", FMT_BE16 }, false },
 	{ "CREDITS", { ORDMA_NL_A_TX_CREDITS, "tx_credits", FMT_NUM }, false },
 	{ NULL, { ORDMA_NL_A_RX_POSTED, "rx_posted", FMT_NUM }, false },
+	{ "RX_BUF", { ORDMA_NL_A_RX_SIZE, "rx_size", FMT_SIZE }, false },
+	{ NULL, { ORDMA_NL_A_PEER_RX_SIZE, "peer_rx_size", FMT_NUM }, false },
 	{ "CHUNKS", { ORDMA_NL_A_CHUNKS_HELD, "chunks_held", FMT_NUM }, false },
 	{ "BYTES_TX", { ORDMA_NL_A_BYTES_TX, "bytes_tx", FMT_SIZE }, true },
 	{ "BYTES_RX", { ORDMA_NL_A_BYTES_RX, "bytes_rx", FMT_SIZE }, true },

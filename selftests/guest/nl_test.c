@@ -1514,7 +1514,8 @@ static const struct pcol chan_pcols[] = {
 	{ "COMM", "comm", P_TEXT }, { "DEV", "dev_name", P_TEXT },
 	{ "QPN", "chan_qpn", P_NUM }, { "STATE", "chan_state", P_STATE },
 	{ "LOCAL", "local", P_TEXT }, { "PEER", "peer", P_TEXT },
-	{ "CREDITS", "tx_credits", P_NUM }, { "CHUNKS", "chunks_held", P_NUM },
+	{ "CREDITS", "tx_credits", P_NUM }, { "RX_BUF", "rx_size", P_SIZE },
+	{ "CHUNKS", "chunks_held", P_NUM },
 	{ "BYTES_TX", "bytes_tx", P_SIZE }, { "BYTES_RX", "bytes_rx", P_SIZE },
 	{ "OPS_TX", "ops_tx", P_NUM }, { "OPS_RX", "ops_rx", P_NUM },
 	{ "ERRORS", "errors", P_NUM }, { "INFLIGHT", "inflight", P_NUM },
@@ -1709,7 +1710,10 @@ TEST_F_TIMEOUT(nl, chan_listener_window_show, 3 * WAIT_MAX_S + CHAN_S + SLACK_S)
 		EXPECT_EQ(0ULL, jnum(o, "inflight"));
 		EXPECT_EQ(jnum(o, "ops_tx") + jnum(o, "ops_rx"), jnum(o, "ops"));
 		EXPECT_LT(0ULL, jnum(o, "chunks_held"));
-		EXPECT_EQ(29, o->n);
+		/* A pool with room: chunk-sized receives, both ends. */
+		EXPECT_EQ(65536ULL + 56, jnum(o, "rx_size"));
+		EXPECT_EQ(65536ULL + 56, jnum(o, "peer_rx_size"));
+		EXPECT_EQ(31, o->n);
 	}
 	/* Each byte once, on the end that sent it and the one it reached. */
 	EXPECT_EQ((unsigned long long)(SHOW_SEND + SHOW_WRITE),
@@ -1736,11 +1740,11 @@ TEST_F_TIMEOUT(nl, chan_listener_window_show, 3 * WAIT_MAX_S + CHAN_S + SLACK_S)
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show -s pid %d", ctl, me));
 	plain_vs_json(out, show_o, n, chan_pcols, why, sizeof(why));
 	EXPECT_STREQ("", why);
-	/* Without -s: the first ten columns. */
+	/* Without -s: the first eleven columns. */
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' chan show pid %d", ctl, me));
 	ASSERT_EQ(3, plain_table(out)) TH_LOG("%s", out);
-	EXPECT_EQ(10, prows[0].n);
-	EXPECT_STREQ("CHUNKS", prows[0].cell[9]);
+	EXPECT_EQ(11, prows[0].n);
+	EXPECT_STREQ("CHUNKS", prows[0].cell[10]);
 
 	/* One end by its id: the doit, the same values. */
 	n = show("chan show id %llu", act_id);

@@ -326,6 +326,19 @@ out:
 	return ret;
 }
 
+/*
+ * Do all channel ends of this process, as ordmactl lists them, receive in
+ * buffers of @size bytes, and do their peers know it? 0 if so.
+ */
+static int rx_sizes_are(unsigned int size)
+{
+	return ordma_sh("tools/ordmactl -j chan show pid %d | python3 -c "
+			"'import json, sys; c = json.load(sys.stdin); "
+			"sys.exit(0 if c and all(e[\"rx_size\"] == %u and "
+			"e[\"peer_rx_size\"] == %u for e in c) else 1)'",
+			(int)getpid(), size, size);
+}
+
 /* chunks_held once it is @want, or after 5 s (a set-up's send holds one). */
 static uint64_t held_settled(uint64_t want)
 {
@@ -344,7 +357,9 @@ static uint64_t held_settled(uint64_t want)
  * both its ends receive in ORDMA_RX_SMALL buffers of their own (1992 bytes
  * of payload, ORDMA_IOC_CHAN_INFO says), hold nothing of the pool while
  * idle, and still move every size both ways, sends and RECVs, WRITEs and
- * READs, byte for byte.
+ * READs, byte for byte. Once the pool is back to its size, they grow to
+ * chunk-sized buffers as their traffic comes, tell their peers (ordmactl
+ * shows both sizes), and move every size again.
  */
 TEST_F_TIMEOUT(pool, short_pool_gives_small_receive_buffers, 120)
 {
@@ -414,6 +429,26 @@ TEST_F_TIMEOUT(pool, short_pool_gives_small_receive_buffers, 120)
 	EXPECT_EQ(0, chan_unexpose(fd, token));
 	chan_buf_free(win, wlen, 1);
 	chan_buf_free(buf, wlen, 7);
+
+	/* Not yet all of a chunk's size: the check can tell. */
+	EXPECT_NE(0, rx_sizes_are(DEF_CHUNK + 56));
+	/* The pool back: the small ends grow with their next messages. */
+	ASSERT_EQ(0, attr_write_u64("pool_bytes", DEF_POOL));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, short_move(fd, c3, a3, 4096, 100 + i));
+		EXPECT_EQ(0, short_move(fd, a3, c3, 4096, 200 + i));
+		EXPECT_EQ(0, short_move(fd, c2, a2, 4096, 300 + i));
+		EXPECT_EQ(0, short_move(fd, a2, c2, 4096, 400 + i));
+	}
+	EXPECT_EQ(0, rx_sizes_are(DEF_CHUNK + 56));
+	ASSERT_EQ(0, chan_info(fd, c3, &ci));
+	EXPECT_EQ(DEF_CHUNK, (uint64_t)ci.out_rx_size);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		EXPECT_EQ(0, short_move(fd, c3, a3, lens[i], 5 * i))
+			TH_LOG("%zu bytes to the grown accepted end", lens[i]);
+		EXPECT_EQ(0, short_move(fd, a3, c3, lens[i], 5 * i + 1))
+			TH_LOG("%zu bytes to the grown connected end", lens[i]);
+	}
 
 	close(fd);
 	/* Every chunk back once the channels are gone. */

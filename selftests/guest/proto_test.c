@@ -47,6 +47,7 @@ struct wire_hdr {
 #define WIRE_F_WRITE	2
 #define WIRE_F_NOTIFY	4
 #define WIRE_F_STANDING	8
+#define WIRE_F_GROW	0x10
 #define WIRE_IMM_STANDING 0x4f520000
 #define WIRE_IMM_NOTIFY	1
 #define WIRE_IMM_MSG	0x4f530000
@@ -287,10 +288,40 @@ static void hostile_expect_eproto(struct __test_metadata *_metadata,
 
 TEST_F(proto, bad_header_version_closes_channel)
 {
-	struct wire_hdr h = { .version = 9, .opcode = 1, .payload_len = 100,
+	struct wire_hdr h = { .version = WIRE_VERSION + 1, .opcode = 1,
+			      .payload_len = 100,
 			      .total_len = 100 };
 
 	hostile_expect_eproto(_metadata, self, &h, sizeof(h) + 100);
+}
+
+/*
+ * A CREDIT with ORDMA_WIRE_F_GROW may only raise the receive size the peer
+ * told (65536 at connect here), and only up to 16 MiB: 1000 bytes, the
+ * same size, or 16 MiB + 1 close the channel.
+ */
+TEST_F(proto, grow_that_does_not_grow_closes_channel)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_CREDIT,
+			      .flags = WIRE_F_GROW, .status = 1000 - 1 };
+
+	hostile_expect_eproto(_metadata, self, &h, sizeof(h));
+}
+
+TEST_F(proto, grow_to_the_same_size_closes_channel)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_CREDIT,
+			      .flags = WIRE_F_GROW, .status = 65536 - 1 };
+
+	hostile_expect_eproto(_metadata, self, &h, sizeof(h));
+}
+
+TEST_F(proto, grow_past_16m_closes_channel)
+{
+	struct wire_hdr h = { .version = WIRE_VERSION, .opcode = WIRE_CREDIT,
+			      .flags = WIRE_F_GROW, .status = 16 << 20 };
+
+	hostile_expect_eproto(_metadata, self, &h, sizeof(h));
 }
 
 /* The QP number of the ordma end our raw QP is connected to. */
@@ -311,7 +342,8 @@ static uint32_t peer_qpn(FIXTURE_DATA(proto) *self)
  */
 TEST_F(proto, fault_is_an_event)
 {
-	struct wire_hdr h = { .version = 9, .opcode = 1, .payload_len = 100,
+	struct wire_hdr h = { .version = WIRE_VERSION + 1, .opcode = 1,
+			      .payload_len = 100,
 			      .total_len = 100 };
 	uint32_t v, addr, qpn, id;
 	char rbuf[4096] = { 0 };

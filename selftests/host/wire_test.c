@@ -126,8 +126,14 @@ TEST(flags_valid)
 	static const struct flags_case cases[] = {
 		{ ORDMA_WIRE_MSG, 0, 1, 0, true },
 		{ ORDMA_WIRE_MSG, ORDMA_WIRE_F_LAST, 1, 0, true },
-		{ ORDMA_WIRE_MSG, 0x10, 1, 0, false },
+		{ ORDMA_WIRE_MSG, ORDMA_WIRE_F_GROW, 1, 0, false },
+		{ ORDMA_WIRE_MSG, 0x20, 1, 0, false },
 		{ ORDMA_WIRE_MSG, 0x8000, 1, 0, false },
+		/* A receive size grows on a CREDIT alone, with no other flag. */
+		{ ORDMA_WIRE_CREDIT, ORDMA_WIRE_F_GROW, 0, 0, true },
+		{ ORDMA_WIRE_CREDIT, ORDMA_WIRE_F_GROW | ORDMA_WIRE_F_LAST, 0, 0,
+		  false },
+		{ ORDMA_WIRE_PLACE, ORDMA_WIRE_F_GROW, 0, 0, false },
 		{ ORDMA_WIRE_PLACE, ORDMA_WIRE_F_WRITE, 0, 0, true },
 		{ ORDMA_WIRE_PLACE, ORDMA_WIRE_F_WRITE | ORDMA_WIRE_F_STANDING,
 		  0, 0, true },

@@ -858,6 +858,10 @@ enum ordma_nl_cmd {
  * @ORDMA_NL_A_LEN: u64, a window's length in bytes
  * @ORDMA_NL_A_ACCESS: u32, a window's ORDMA_ACCESS_* bits
  * @ORDMA_NL_A_WRITES: u64, peer writes into a window that began
+ * @ORDMA_NL_A_RX_SIZE: u32, bytes of every receive buffer a channel end
+ *	posts (a chunk's and a header, or 2048: protocol.rst, "Receive
+ *	buffers")
+ * @ORDMA_NL_A_PEER_RX_SIZE: u32, the same, as the peer last told it
  * @__ORDMA_NL_A_MAX: one after the last
  * @ORDMA_NL_A_MAX: the last
  *
@@ -929,6 +933,8 @@ enum ordma_nl_attr {
 	ORDMA_NL_A_LEN,
 	ORDMA_NL_A_ACCESS,
 	ORDMA_NL_A_WRITES,
+	ORDMA_NL_A_RX_SIZE,
+	ORDMA_NL_A_PEER_RX_SIZE,
 
 	__ORDMA_NL_A_MAX,
 	ORDMA_NL_A_MAX = __ORDMA_NL_A_MAX - 1
