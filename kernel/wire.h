@@ -276,7 +276,7 @@ struct ordma_wire_hdr {
 
 /* The layout of version 9 (as of 8): every opcode's fields where they always were. */
 static_assert(sizeof(struct ordma_wire_hdr) == 56);
-static_assert(ORDMA_WIRE_RX_MIN == sizeof(struct ordma_wire_hdr) + 512);
+static_assert(sizeof(struct ordma_wire_hdr) + 512 == ORDMA_WIRE_RX_MIN);
 static_assert(offsetof(struct ordma_wire_hdr, msg.msg_id) == 40);
 static_assert(offsetof(struct ordma_wire_hdr, status) == 48);
 static_assert(offsetof(struct ordma_wire_hdr, credits) == 52);
