@@ -210,8 +210,14 @@ static bool ordma_rx_send_imm(struct ordma_chan *chan,
 	u32 len = chunk->len;
 
 	ordma_chan_assert_run(chan);
+	/*
+	 * The bytes move behind a header: they must fit the chunk's payload,
+	 * whatever size it was posted with (@rx_small, posted before the
+	 * channel grew, is shorter than rx_size says now).
+	 */
 	if (chunk->imm != ORDMA_WIRE_IMM_MSG || !len ||
-	    len > ORDMA_WIRE_SIMM_MAX || len > chan->rx_size - ORDMA_HDR_LEN) {
+	    len > ORDMA_WIRE_SIMM_MAX || len > chunk->size ||
+	    len > chan->rx_size - ORDMA_HDR_LEN) {
 		ordma_chan_fault(chan, -EPROTO);
 		return false;
 	}

@@ -238,13 +238,29 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 static void ordma_rx_try_grow(struct ordma_chan *chan)
 {
 	struct ordma_pool *pool = &chan->odev->pool;
+	u32 size = ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN;
+	struct ordma_chunk *chunk;
 
 	if (chan->rx_size != ORDMA_RX_SMALL || chan->qp_flushed ||
 	    READ_ONCE(chan->parked) || ordma_rx_target(chan) < 2 ||
 	    !ordma_pool_plenty(pool) ||
 	    !ordma_pool_user_below(pool, &chan->held, 2))
 		return;
-	WRITE_ONCE(chan->rx_size, ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN);
+	/*
+	 * The chunk first, without waiting: it takes the place of @rx_small
+	 * as the buffer the channel always keeps (ordma_rx_recycle()).
+	 */
+	chunk = ordma_chunk_get(pool, &chan->held);
+	if (!chunk)
+		return;
+	if (ordma_chunk_room(chunk) < size) {
+		ordma_chunk_put(chunk);
+		return;
+	}
+	ordma_rx_held_add(chan, 1);
+	list_add_tail(&chunk->node, &chan->rx_ring);
+	chan->rx_spare++;
+	WRITE_ONCE(chan->rx_size, size);
 	chan->rx_small_left = chan->rx_posted;
 	chan->rx_grow_due = true;
 	ordma_rx_completed(chan, false);
@@ -639,8 +655,9 @@ void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)
 }
 
 /*
- * The channel's own receive buffer, in place of a reserved chunk: memory
- * charged to the caller's cgroup, mapped for the device as a chunk is.
+ * The channel's own receive buffer, in place of a reserved chunk, mapped
+ * for the device as a chunk is; charged to the memory cgroup of the
+ * context that sets the channel up (the RDMA CM's handler, as the QP).
  */
 static int ordma_rx_small_alloc(struct ordma_chan *chan)
 {

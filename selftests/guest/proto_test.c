@@ -1513,6 +1513,66 @@ static int sysfs_put(const char *attr, unsigned long long v)
 	return fclose(f) || ret ? -1 : 0;
 }
 
+/* A loopback channel of ours on another listener of @fd: 0 or -1. */
+static int own_pair(int fd, const char *name, unsigned int salt)
+{
+	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_accept a = { .size = sizeof(a) };
+	struct ordma_listen l;
+
+	if (proto_listen(fd, name, salt, &l))
+		return -1;
+	c.addr = l.addr;
+	if (ioctl(fd, ORDMA_IOC_CONNECT, &c))
+		return -1;
+	a.listener_id = l.out_id;
+	return ioctl(fd, ORDMA_IOC_ACCEPT, &a) ? -1 : 0;
+}
+
+/*
+ * Our channel end was made while more than half the pool was held: it
+ * receives in its own 2048-byte buffer. The pool comes back and the end
+ * grows (chunk-sized receives from now on) while that buffer is still
+ * posted. A SEND with immediate data of 2048 bytes fits the buffer as
+ * posted, but its bytes would not fit behind the header the module writes
+ * in front of them: the channel is closed, nothing written past the
+ * buffer (the debug kernel's KASAN would say).
+ */
+TEST_F_TIMEOUT(proto, send_imm_longer_than_the_small_buffer_closes, 120)
+{
+	struct ordma_chan_info ci = { .size = sizeof(ci) };
+	unsigned long long pool = 0;
+	char rbuf[4096] = { 0 };
+	int i, fd2 = open("/dev/ordma", O_RDWR);
+	bool ok;
+	__u32 chan;
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, sysfs_get("pool_bytes", &pool));
+	/* Five chunks, three of them held by two pairs of our own. */
+	ASSERT_EQ(0, sysfs_put("pool_bytes", 5 * 65536));
+	ok = !own_pair(fd2, _metadata->name, 1) &&
+	     !own_pair(fd2, _metadata->name, 2) &&
+	     hostile_connect(self, WIRE_VERSION) == RDMA_CM_EVENT_ESTABLISHED;
+	/* The pool back before anything can stop the test. */
+	ASSERT_EQ(0, sysfs_put("pool_bytes", pool));
+	ASSERT_TRUE(ok);
+	/* The RECV's pass grows the end. */
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	ci.chan_id = chan;
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_CHAN_INFO, &ci));
+		if (ci.out_rx_size == 65536)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(65536U, ci.out_rx_size);
+	memset(self->buf, 0x42, sizeof(self->buf));
+	ASSERT_EQ(0, hostile_send_imm(self, 2048, WIRE_IMM_MSG));
+	expect_closed_with_eproto(_metadata, self, chan, rbuf, sizeof(rbuf));
+	close(fd2);
+}
+
 /* A /proc/meminfo value, KiB. */
 static long long meminfo(const char *key)
 {
