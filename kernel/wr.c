@@ -238,9 +238,10 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 static void ordma_rx_try_grow(struct ordma_chan *chan)
 {
 	struct ordma_pool *pool = &chan->odev->pool;
-	u32 size = ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN;
 	struct ordma_chunk *chunk;
+	u32 size;
 
+	/* Every refill comes here: the pool's lock only past these. */
 	if (chan->rx_size != ORDMA_RX_SMALL || chan->qp_flushed ||
 	    READ_ONCE(chan->parked) || ordma_rx_target(chan) < 2 ||
 	    !ordma_pool_plenty(pool) ||
@@ -250,6 +251,7 @@ static void ordma_rx_try_grow(struct ordma_chan *chan)
 	 * The chunk first, without waiting: it takes the place of @rx_small
 	 * as the buffer the channel always keeps (ordma_rx_recycle()).
 	 */
+	size = ordma_pool_chunk_bytes(pool) + ORDMA_HDR_LEN;
 	chunk = ordma_chunk_get(pool, &chan->held);
 	if (!chunk)
 		return;
@@ -692,7 +694,8 @@ static int ordma_rx_small_alloc(struct ordma_chan *chan)
  * (receives then leave the rest to sends); otherwise the channel's own
  * small buffer (ORDMA_RX_SMALL), so that an idle channel holds nothing of
  * the pool and the pool bounds what receives hold whatever the number of
- * channels. The size is told to the peer at connect and does not change.
+ * channels. The size is told to the peer at connect; a small one may grow
+ * later (ordma_rx_try_grow()), never shrink.
  *
  * Return: 0 or -ENOMEM.
  */
