@@ -87,6 +87,8 @@ enum ordma_seg_state {
  * @users: segments holding it (cache lock)
  * @live: in the tree, found by lookups (cache lock); false once
  *	invalidated, evicted or never cached
+ * @write: pinned for writing and mapped both ways, so it serves
+ *	destinations as well as sources; else read-only, sources alone
  * @npages: pages pinned
  * @pages: the pinned pages
  * @dma: the DMA address of each page, mapped one by one
@@ -98,13 +100,14 @@ struct ordma_pin {
 	struct list_head link;
 	u32 users;
 	bool live;
+	bool write;
 	u32 npages;
 	struct page **pages;
 	dma_addr_t *dma;
 };
 
 /**
- * struct ordma_pcache - a channel's cache of pinned source ranges (pin.c)
+ * struct ordma_pcache - a channel's cache of pinned user ranges (pin.c)
  * @lock: protects everything below but @node; taken inside the mm's
  *	notifier callbacks, so nothing that sleeps runs under it
  * @tree: live ranges, by user address
@@ -756,6 +759,7 @@ void ordma_mr_flush(struct ordma_chan *chan);
 
 /* frwr.c */
 void ordma_frwr_init(struct ordma_chan *chan);
+int ordma_frwr_ready(struct ordma_chan *chan, u32 npages);
 int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		   u32 npages, u64 iova_base);
 void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg);
@@ -767,13 +771,18 @@ void ordma_memlock_uncharge(struct ordma_file *ofile, u32 npages);
 void ordma_pin_init(struct ordma_chan *chan);
 void ordma_pin_flush(struct ordma_chan *chan);
 int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
-		  struct ordma_pin **pins, u8 *npins, u32 *pinned);
+		  bool write, struct ordma_pin **pins, u8 *npins, u32 *pinned);
 void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin);
-bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len);
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len,
+		      bool write);
 u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge);
 void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
-		    u8 npins, u64 addr, u64 len);
+		    u8 npins, u64 addr, u64 len, bool for_cpu);
+int ordma_pin_sgt(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		  u64 len, struct sg_table *sgt);
+void ordma_pin_dirty(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		     u64 len);
 int ordma_pin_module_init(void);
 void ordma_pin_module_exit(void);
 

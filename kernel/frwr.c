@@ -2,10 +2,12 @@
 /*
  * Fast registration of destinations: the memory a peer writes into.
  *
- * A destination's pages are pinned for writing (FOLL_LONGTERM; mr.c has
- * charged them to the owner's RLIMIT_MEMLOCK), DMA-mapped, and made
- * reachable through an MR of the channel's PD by an IB_WR_REG_MR work
- * request. The rkey changes at every registration (ib_inc_rkey()), and the
+ * A destination's pages are pinned for writing (FOLL_LONGTERM) and
+ * DMA-mapped, charged to the owner's RLIMIT_MEMLOCK: by the channel's pin
+ * cache (pin.c), which keeps them for the next receive into the same
+ * buffer, or, for a standing registration, here (mr.c has charged them).
+ * They are made reachable through an MR of the channel's PD by an
+ * IB_WR_REG_MR work request. The rkey changes at every registration (ib_inc_rkey()), and the
  * registration ends before the segment is given back, so before the RECV
  * that owned it completes or the window that owned it is unexposed: once
  * the application has its completion, no write of the peer's reaches the
@@ -209,13 +211,24 @@ static void ordma_frwr_mr_put(struct ordma_chan *chan, struct ordma_seg *seg,
 /*
  * Undo the mapping of @seg (ordma_frwr_pin()'s or mr.c's for a kernel
  * user's), and the pinning; @seg->mr is invalid. @dirty: the peer may have
- * written into the pages.
+ * written into the pages. Pages of the pin cache stay pinned and mapped:
+ * mr.c lets go of the ranges.
  */
 static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg,
 			       bool dirty)
 {
 	struct ib_device *ibdev = chan->pd->device;
 
+	if (seg->npins) {
+		if (dirty) {
+			ordma_pin_sync(ibdev, seg->pins, seg->npins,
+				       seg->uaddr, seg->len, true);
+			ordma_pin_dirty(seg->pins, seg->npins, seg->uaddr,
+					seg->len);
+		}
+		sg_free_table(&seg->sgt);
+		return;
+	}
 	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
 	sg_free_table(&seg->sgt);
 	if (seg->kern)
@@ -270,12 +283,44 @@ free_pages:
 }
 
 /**
+ * ordma_frwr_ready() - can this channel fast-register a destination?
+ * @chan: the channel; called by the registration worker
+ * @npages: the pages the destination spans
+ *
+ * Makes the registration QP at the first call.
+ *
+ * Return: 0; -EOPNOTSUPP when it cannot (the caller registers another
+ * way); -ENOMEM.
+ */
+int ordma_frwr_ready(struct ordma_chan *chan, u32 npages)
+{
+	struct ordma_frwr *fr = &chan->frwr;
+	int ret;
+
+	if (fr->broken ||
+	    npages > chan->pd->device->attrs.max_fast_reg_page_list_len)
+		return -EOPNOTSUPP;
+	if (fr->qp)
+		return 0;
+	ret = ordma_frwr_setup(chan);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		/* Do not try again for every segment. */
+		fr->broken = true;
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/**
  * ordma_frwr_reg() - register a destination by fast registration
  * @chan: its channel; called by the registration worker, with the owner's
  *	mm adopted
- * @seg: the destination (@seg->write), not registered; its pages are
- *	charged to the owner's RLIMIT_MEMLOCK, or a kernel user's, mapped
- *	already (@seg->kern)
+ * @seg: the destination (@seg->write), not registered: its pages held in
+ *	ranges of the pin cache (@seg->npins), or to be pinned here (their
+ *	pages are charged to the owner's RLIMIT_MEMLOCK), or a kernel
+ *	user's, mapped already (@seg->kern)
  * @npages: the pages it spans
  * @iova_base: the page-aligned address its first page has for the peer
  *
@@ -295,21 +340,20 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 	struct ib_mr *mr;
 	int got, ret;
 
-	if (fr->broken || npages > ibdev->attrs.max_fast_reg_page_list_len)
-		return -EOPNOTSUPP;
-	if (!fr->qp) {
-		ret = ordma_frwr_setup(chan);
-		if (ret == -ENOMEM)
-			return ret;
-		if (ret) {
-			/* Do not try again for every segment. */
-			fr->broken = true;
-			return -EOPNOTSUPP;
-		}
-	}
+	ret = ordma_frwr_ready(chan, npages);
+	if (ret)
+		return ret;
 
 	/* A kernel user's pages are not pinned, and mr.c mapped them. */
-	if (!seg->kern) {
+	if (seg->npins) {
+		ret = ordma_pin_sgt(seg->pins, seg->npins, seg->uaddr,
+				    seg->len, &seg->sgt);
+		if (ret)
+			return ret;
+		/* The owner may have written them since they were mapped. */
+		ordma_pin_sync(ibdev, seg->pins, seg->npins, seg->uaddr,
+			       seg->len, false);
+	} else if (!seg->kern) {
 		ret = ordma_frwr_pin(chan, seg, npages);
 		if (ret)
 			return ret;

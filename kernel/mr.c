@@ -70,6 +70,16 @@ static u32 ordma_seg_trace_kind(const struct ordma_seg *seg)
 	return seg->fast ? ORDMA_TRACE_REG_FRWR : ORDMA_TRACE_REG_UMR;
 }
 
+/* Undo ordma_seg_hold(), and let go of the ranges. */
+static void ordma_seg_let_go(struct ordma_chan *chan, struct ordma_seg *seg)
+{
+	atomic64_sub(seg->pinned, &chan->odev->pages_pinned);
+	atomic64_sub(seg->pinned, &chan->pages_pinned);
+	seg->pinned = 0;
+	while (seg->npins)
+		ordma_pin_put(chan, seg->pins[--seg->npins]);
+}
+
 /* Undo ordma_seg_prepare(); feeds the model the time it took. */
 static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 {
@@ -85,39 +95,33 @@ static void ordma_seg_unprepare(struct ordma_chan *chan, struct ordma_seg *seg)
 		seg->kern = false;
 		return;
 	}
-	if (seg->npins) {
-		while (seg->npins)
-			ordma_pin_put(chan, seg->pins[--seg->npins]);
-		atomic64_sub(seg->pinned, &odev->pages_pinned);
-		atomic64_sub(seg->pinned, &chan->pages_pinned);
+	if (seg->mr) {
+		t0 = ordma_now();
+		if (seg->fast) {
+			ordma_frwr_unreg(chan, seg);
+			kind = ORDMA_TRACE_REG_FRWR;
+		} else {
+			ib_dereg_mr(seg->mr);
+			kind = ORDMA_TRACE_REG_UMR;
+		}
+		ns = ordma_ns_since(t0);
+		seg->mr = NULL;
+		seg->kern = false;
+		ordma_trace(dereg, chan, seg->tid, kind, seg->len, seg->pinned,
+			    ns, 0);
+		spin_lock(&odev->model_lock);
+		ordma_model_dereg(&odev->model, ns);
+		spin_unlock(&odev->model_lock);
+		atomic_dec(&odev->mrs_live);
+		atomic_dec(&chan->mrs_live);
+	} else if (seg->npins) {
 		ordma_trace(dereg, chan, seg->tid, ORDMA_TRACE_REG_PIN,
 			    seg->len, seg->pinned, 0, 0);
-		seg->pinned = 0;
-		return;
 	}
-	if (!seg->mr)
-		return;
-	t0 = ordma_now();
-	if (seg->fast) {
-		ordma_frwr_unreg(chan, seg);
-		kind = ORDMA_TRACE_REG_FRWR;
-	} else {
-		ib_dereg_mr(seg->mr);
-		kind = ORDMA_TRACE_REG_UMR;
-	}
-	ns = ordma_ns_since(t0);
-	seg->mr = NULL;
-	ordma_trace(dereg, chan, seg->tid, kind, seg->len, seg->pinned, ns, 0);
-	spin_lock(&odev->model_lock);
-	ordma_model_dereg(&odev->model, ns);
-	spin_unlock(&odev->model_lock);
-	atomic_dec(&odev->mrs_live);
-	atomic_dec(&chan->mrs_live);
-	atomic64_sub(seg->pinned, &odev->pages_pinned);
-	atomic64_sub(seg->pinned, &chan->pages_pinned);
-	ordma_memlock_uncharge(chan->ofile, seg->pinned);
-	seg->pinned = 0;
-	seg->kern = false;
+	/* The cache's ranges carry their own charge. */
+	if (!seg->npins)
+		ordma_memlock_uncharge(chan->ofile, seg->pinned);
+	ordma_seg_let_go(chan, seg);
 }
 
 /* A window's segment is deregistered: unexpose may wait for that. */
@@ -218,7 +222,7 @@ static int ordma_seg_pin(struct ordma_chan *chan, struct ordma_seg *seg)
 	int ret;
 
 	t0 = ordma_now();
-	ret = ordma_pin_get(chan, seg->uaddr, seg->len, true, seg->pins,
+	ret = ordma_pin_get(chan, seg->uaddr, seg->len, true, false, seg->pins,
 			    &seg->npins, &pinned);
 	if (ret)
 		return ret;
@@ -338,6 +342,49 @@ unmap:
 }
 
 /*
+ * A user's destination whose pages the pin cache holds, pinned for writing
+ * (what it does not hold yet is pinned now), fast-registered. Feeds the
+ * cost model: a hit measures the registration alone.
+ * Return: as ordma_frwr_reg(), or -E2BIG (more ranges than a segment
+ * holds): the caller then registers it the other way.
+ */
+static int ordma_seg_prepare_dst(struct ordma_chan *chan,
+				 struct ordma_seg *seg, u32 npages)
+{
+	struct ordma_dev *odev = chan->odev;
+	u32 pinned;
+	u64 t0, ns;
+	int ret;
+
+	ret = ordma_frwr_ready(chan, npages);
+	if (ret)
+		return ret;
+	t0 = ordma_now();
+	ret = ordma_pin_get(chan, seg->uaddr, seg->len, true, true, seg->pins,
+			    &seg->npins, &pinned);
+	if (ret)
+		return ret;
+	ordma_seg_hold(chan, seg);
+	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
+	if (ret) {
+		ordma_seg_let_go(chan, seg);
+		return ret;
+	}
+	ns = ordma_ns_since(t0);
+	atomic_inc(&odev->mrs_live);
+	atomic_inc(&chan->mrs_live);
+	if (pinned) {
+		ordma_seg_measured(chan, seg, pinned, ns);
+		return 0;
+	}
+	spin_lock(&odev->model_lock);
+	ordma_model_reg(&odev->model, ns);
+	spin_unlock(&odev->model_lock);
+	ordma_seg_counted(chan, seg, ns);
+	return 0;
+}
+
+/*
  * Pin @seg, and register it if it is a destination. Runs in reg_work with
  * the owner's mm adopted (frwr.c, the RDMA core and pin.c pin
  * current->mm). Feeds the cost model what it took.
@@ -355,6 +402,12 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	/* A kernel user's pages are mapped already, and not pinned. */
 	if (seg->kmem.nr)
 		return ordma_seg_prepare_kern(chan, seg);
+	/* A standing one stays registered: the cache would not help. */
+	if (!seg->standing) {
+		ret = ordma_seg_prepare_dst(chan, seg, npages);
+		if (ret != -EOPNOTSUPP && ret != -E2BIG)
+			return ret;
+	}
 	ret = ordma_memlock_charge(chan->ofile, npages);
 	if (ret)
 		return ret;
@@ -530,7 +583,7 @@ void ordma_seg_sync(struct ib_device *ibdev, const struct ordma_seg *seg,
 		    u64 addr, u64 len)
 {
 	if (!seg->kern)
-		ordma_pin_sync(ibdev, seg->pins, seg->npins, addr, len);
+		ordma_pin_sync(ibdev, seg->pins, seg->npins, addr, len, false);
 }
 
 /*
@@ -583,8 +636,8 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 			return NULL;
 		}
 		seg->state = ORDMA_SEG_USED;
-	} else if (!write && !ordma_pin_get(chan, uaddr, len, false, seg->pins,
-					    &seg->npins, &pinned)) {
+	} else if (!write && !ordma_pin_get(chan, uaddr, len, false, false,
+					    seg->pins, &seg->npins, &pinned)) {
 		ordma_seg_hold(chan, seg);
 		seg->state = ORDMA_SEG_USED;
 	}

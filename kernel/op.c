@@ -308,13 +308,21 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	 * is), costs nothing to pin, nor to let go of.
 	 */
 	if (op->op != ORDMA_OP_RECV &&
-	    (op->kmem.nr || ordma_pin_cached(chan, op->addr, total))) {
+	    (op->kmem.nr || ordma_pin_cached(chan, op->addr, total, false))) {
 		cached = true;
 		m.reg_ns = 0;
 		m.pin_ns_page = 0;
 		m.dereg_ns = 0;
 	}
-	/* A kernel user's destination is registered, not pinned. */
+	/*
+	 * A destination is registered every time; the cache saves pinning
+	 * it, and a kernel user's is not pinned.
+	 */
+	if (op->op == ORDMA_OP_RECV && !op->kmem.nr &&
+	    ordma_pin_cached(chan, op->addr, total, true)) {
+		cached = true;
+		m.pin_ns_page = 0;
+	}
 	if (op->kmem.nr)
 		m.pin_ns_page = 0;
 	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,

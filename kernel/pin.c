@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pinned source ranges, and the cache that keeps them between sends.
+ * Pinned user ranges, and the cache that keeps them between transfers.
  *
  * A send needs no memory region for its source: every PD has a
  * local_dma_lkey, and pages the kernel pinned and DMA-mapped can be the
  * scatter entries of a SEND or an RDMA WRITE under it. So a source segment
  * (mr.c) is made of pinned ranges (struct ordma_pin): user pages pinned with
  * FOLL_LONGTERM, charged to the owner's RLIMIT_MEMLOCK first, and mapped
- * for the device once. Only memory the peer writes into needs an rkey.
+ * for the device once. Only memory the peer writes into needs an rkey: a
+ * destination is made of ranges pinned for writing (@write, mapped both
+ * ways, so they serve sources too), which frwr.c fast-registers for each
+ * receive; the registration is new each time, the pinning is not.
  *
- * Applications send from the same buffers again and again, so a range the
- * last segment holding it let go of is kept, on the channel's cache, for
- * the next segment over the same pages: a hit costs a tree lookup. What
+ * Applications send from and receive into the same buffers again and
+ * again, so a range the last segment holding it let go of is kept, on the
+ * channel's cache, for the next segment over the same pages: a hit costs a
+ * tree lookup. A destination that meets read-only ranges takes them out of
+ * the tree and pins its pages again for writing. What
  * makes that safe is an mmu_interval_notifier on every range: any change
  * of the range's mapping (munmap, mremap, madvise, a copy-on-write fault,
  * fork, migration, compaction, swap, exit) invalidates it before it
@@ -104,12 +109,19 @@ static u64 ordma_pin_end(const struct ordma_pin *pin)
 	return pin->it.last + 1;
 }
 
+/* How @pin's pages are mapped for the device. */
+static enum dma_data_direction ordma_pin_dir(const struct ordma_pin *pin)
+{
+	return pin->write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+}
+
 /* Undo the DMA mapping of the first @n pages of @pin. */
 static void ordma_pin_unmap(struct ib_device *ibdev, struct ordma_pin *pin,
 			    u32 n)
 {
 	while (n--)
-		ib_dma_unmap_page(ibdev, pin->dma[n], PAGE_SIZE, DMA_TO_DEVICE);
+		ib_dma_unmap_page(ibdev, pin->dma[n], PAGE_SIZE,
+				  ordma_pin_dir(pin));
 }
 
 /*
@@ -123,7 +135,7 @@ static int ordma_pin_map(struct ib_device *ibdev, struct ordma_pin *pin,
 
 	for (i = 0; i < npages; i++) {
 		pin->dma[i] = ib_dma_map_page(ibdev, pin->pages[i], 0,
-					      PAGE_SIZE, DMA_TO_DEVICE);
+					      PAGE_SIZE, ordma_pin_dir(pin));
 		if (ib_dma_mapping_error(ibdev, pin->dma[i])) {
 			ordma_pin_unmap(ibdev, pin, i);
 			return -ENOMEM;
@@ -142,7 +154,9 @@ static void ordma_pin_release(struct ordma_chan *chan, struct ordma_pin *pin)
 		mmu_interval_notifier_remove(&pin->mni);
 	ordma_pin_unmap(odev->ibdev, pin, pin->npages);
 	if (pin->npages) {
-		unpin_user_pages(pin->pages, pin->npages);
+		/* The peer may have written a destination's pages. */
+		unpin_user_pages_dirty_lock(pin->pages, pin->npages,
+					    pin->write);
 		ordma_memlock_uncharge(chan->ofile, pin->npages);
 		atomic_long_sub(pin->npages, &chan->ofile->cache_pages);
 		atomic64_sub(pin->npages, &odev->cache_pages);
@@ -268,12 +282,12 @@ static u64 ordma_pcache_max_pages(struct ordma_chan *chan)
 }
 
 /*
- * Pin, charge and map [@start, @start + @npages pages) of the owner's mm,
- * which the caller has adopted, and insert it into the tree. Returns the
- * range, held once, or an ERR_PTR.
+ * Pin (for writing if @write), charge and map [@start, @start + @npages
+ * pages) of the owner's mm, which the caller has adopted, and insert it
+ * into the tree. Returns the range, held once, or an ERR_PTR.
  */
 static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
-				       u32 npages)
+				       u32 npages, bool write)
 {
 	struct ordma_pcache *pc = &chan->pcache;
 	struct ordma_file *ofile = chan->ofile;
@@ -304,6 +318,7 @@ static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
 	if (!pin)
 		goto err_uncharge;
 	pin->cache = pc;
+	pin->write = write;
 	INIT_LIST_HEAD(&pin->link);
 	pin->it.start = start;
 	pin->it.last = start + ((u64)npages << PAGE_SHIFT) - 1;
@@ -321,7 +336,9 @@ static struct ordma_pin *ordma_pin_new(struct ordma_chan *chan, u64 start,
 	}
 	seq = mmu_interval_read_begin(&pin->mni);
 	/* A source is only read: read-only mappings can be sent from. */
-	got = pin_user_pages_fast(start, npages, FOLL_LONGTERM, pin->pages);
+	got = pin_user_pages_fast(start, npages,
+				  FOLL_LONGTERM | (write ? FOLL_WRITE : 0),
+				  pin->pages);
 	if (got != npages) {
 		if (got > 0)
 			unpin_user_pages(pin->pages, got);
@@ -359,11 +376,41 @@ err_uncharge:
 }
 
 /*
+ * Take every read-only live range that meets [@addr, @end) out of the tree,
+ * for a destination to pin those pages for writing; idle ones go to the
+ * dead list. Returns true if any did (release_work must run).
+ */
+static bool ordma_pcache_drop_ro(struct ordma_pcache *pc, u64 addr, u64 end)
+{
+	struct interval_tree_node *it;
+	struct ordma_pin *pin;
+	bool dead = false;
+
+	lockdep_assert_held(&pc->lock);
+restart:
+	for (it = interval_tree_iter_first(&pc->tree, addr, end - 1); it;
+	     it = interval_tree_iter_next(it, addr, end - 1)) {
+		pin = container_of(it, struct ordma_pin, it);
+		if (pin->write)
+			continue;
+		if (ordma_pin_kill(pc, pin)) {
+			list_add_tail(&pin->link, &pc->dead);
+			dead = true;
+		}
+		/* It left the tree: walk it again from the start. */
+		goto restart;
+	}
+	return dead;
+}
+
+/*
  * The live range that holds @addr and reaches furthest, or NULL; the
  * first live range starting in (@addr, @end) goes to *@next (or NULL).
+ * With @write only ranges pinned for writing count.
  */
 static struct ordma_pin *ordma_pcache_find(struct ordma_pcache *pc, u64 addr,
-					   u64 end, struct ordma_pin **next)
+					   u64 end, bool write,
+					   struct ordma_pin **next)
 {
 	struct ordma_pin *best = NULL, *pin;
 	struct interval_tree_node *it;
@@ -374,6 +421,8 @@ static struct ordma_pin *ordma_pcache_find(struct ordma_pcache *pc, u64 addr,
 	for (it = interval_tree_iter_first(&pc->tree, addr, end - 1); it;
 	     it = interval_tree_iter_next(it, addr, end - 1)) {
 		pin = container_of(it, struct ordma_pin, it);
+		if (write && !pin->write)
+			continue;
 		if (it->start <= addr) {
 			if (!best || it->last > best->it.last)
 				best = pin;
@@ -430,12 +479,14 @@ void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin)
 }
 
 /**
- * ordma_pin_get() - hold pinned ranges covering a source segment
+ * ordma_pin_get() - hold pinned ranges covering a segment
  * @chan: the channel; called by its registration worker with the owner's
  *	mm adopted, or by its worker with @may_pin false
  * @uaddr: the segment's first byte
  * @len: its length
  * @may_pin: pin what the cache does not hold; else only look
+ * @write: for a destination: ranges pinned for writing; read-only ones
+ *	over the same pages leave the tree (only with @may_pin)
  * @pins: filled with the ranges, in address order
  * @npins: how many (at most ORDMA_SEG_PINS)
  * @pinned: pages pinned by this call (0 on a hit)
@@ -445,11 +496,12 @@ void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin)
  * -EFAULT for a range not mapped, -E2BIG for one made of too many pieces).
  */
 int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
-		  struct ordma_pin **pins, u8 *npins, u32 *pinned)
+		  bool write, struct ordma_pin **pins, u8 *npins, u32 *pinned)
 {
 	struct ordma_pcache *pc = &chan->pcache;
 	u64 addr = uaddr & PAGE_MASK, end = PAGE_ALIGN(uaddr + len);
 	struct ordma_pin *pin, *next;
+	bool dead = false;
 	u64 upto;
 	int ret;
 
@@ -460,7 +512,9 @@ int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
 		if (*npins == ORDMA_SEG_PINS)
 			goto err;
 		spin_lock(&pc->lock);
-		pin = ordma_pcache_find(pc, addr, end, &next);
+		if (write && may_pin)
+			dead |= ordma_pcache_drop_ro(pc, addr, end);
+		pin = ordma_pcache_find(pc, addr, end, write, &next);
 		if (pin)
 			ordma_pin_hold(pc, pin);
 		spin_unlock(&pc->lock);
@@ -470,7 +524,7 @@ int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
 				goto err;
 			upto = next ? ordma_pin_start(next) : end;
 			pin = ordma_pin_new(chan, addr,
-					    (upto - addr) >> PAGE_SHIFT);
+					    (upto - addr) >> PAGE_SHIFT, write);
 			if (IS_ERR(pin)) {
 				ret = PTR_ERR(pin);
 				goto err;
@@ -480,6 +534,8 @@ int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
 		pins[(*npins)++] = pin;
 		addr = ordma_pin_end(pin);
 	}
+	if (dead)
+		queue_work(ordma_wq, &pc->release_work);
 	if (*pinned)
 		atomic64_inc(&chan->odev->cache_misses);
 	else
@@ -487,6 +543,8 @@ int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
 	return 0;
 
 err:
+	if (dead)
+		queue_work(ordma_wq, &pc->release_work);
 	while (*npins)
 		ordma_pin_put(chan, pins[--(*npins)]);
 	*pinned = 0;
@@ -498,10 +556,12 @@ err:
  * @chan: the channel
  * @uaddr: first byte
  * @len: length
+ * @write: for a destination: only ranges pinned for writing count
  *
  * Return: true if live ranges cover it (a hint: one may go at any time).
  */
-bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len)
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len,
+		      bool write)
 {
 	struct ordma_pcache *pc = &chan->pcache;
 	u64 addr = uaddr & PAGE_MASK, end = PAGE_ALIGN(uaddr + len);
@@ -509,13 +569,24 @@ bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len)
 
 	spin_lock(&pc->lock);
 	while (addr < end) {
-		pin = ordma_pcache_find(pc, addr, end, NULL);
+		pin = ordma_pcache_find(pc, addr, end, write, NULL);
 		if (!pin)
 			break;
 		addr = ordma_pin_end(pin);
 	}
 	spin_unlock(&pc->lock);
 	return addr >= end;
+}
+
+/* The range of @pins (in address order) holding @addr, from *@i on. */
+static struct ordma_pin *ordma_pin_at(struct ordma_pin * const *pins,
+				      u8 npins, u8 *i, u64 addr)
+{
+	while (*i < npins && ordma_pin_end(pins[*i]) <= addr)
+		(*i)++;
+	if (WARN_ON_ONCE(*i == npins || addr < ordma_pin_start(pins[*i])))
+		return NULL;
+	return pins[*i];
 }
 
 /**
@@ -537,21 +608,19 @@ u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge)
 {
 	u64 done = 0, off, n;
+	struct ordma_pin *pin;
 	struct ib_sge cur = {};
 	dma_addr_t dma;
 	u8 i = 0;
-	u32 pg;
 
 	*nsge = 0;
 	while (done < len) {
-		while (i < npins && ordma_pin_end(pins[i]) <= addr)
-			i++;
-		if (WARN_ON_ONCE(i == npins || addr < ordma_pin_start(pins[i])))
+		pin = ordma_pin_at(pins, npins, &i, addr);
+		if (!pin)
 			break;
-		off = addr - ordma_pin_start(pins[i]);
-		pg = off >> PAGE_SHIFT;
+		off = addr - ordma_pin_start(pin);
 		n = min(len - done, PAGE_SIZE - offset_in_page(off));
-		dma = pins[i]->dma[pg] + offset_in_page(off);
+		dma = pin->dma[off >> PAGE_SHIFT] + offset_in_page(off);
 		if (*nsge && cur.addr + cur.length == dma &&
 		    (u64)cur.length + n <= U32_MAX) {
 			cur.length += n;
@@ -574,37 +643,119 @@ u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 }
 
 /**
- * ordma_pin_sync() - make bytes of a source segment visible to the device
+ * ordma_pin_sync() - hand bytes of a segment to the device or back
  * @ibdev: the device the ranges are mapped for
  * @pins: the segment's ranges
  * @npins: how many
- * @addr: user address of the first byte about to be sent
+ * @addr: user address of the first byte
  * @len: bytes
+ * @for_cpu: the device wrote them (a destination whose registration
+ *	ended): make them visible to the CPU; else the CPU may have written
+ *	them: make them visible to the device
  *
- * The pages were mapped once, when pinned, and the owner may have written
- * them since: where the mapping bounces (swiotlb) or the device does not
- * snoop, the bytes must be synced before every send.
+ * The pages were mapped once, when pinned, and stay mapped while cached:
+ * where the mapping bounces (swiotlb) or the device does not snoop, the
+ * bytes must be synced around every use.
  */
 void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
-		    u8 npins, u64 addr, u64 len)
+		    u8 npins, u64 addr, u64 len, bool for_cpu)
 {
 	u64 end = addr + len, off, n;
+	struct ordma_pin *pin;
+	dma_addr_t dma;
 	u8 i = 0;
 
 	if (ib_uses_virt_dma(ibdev))
 		return;
 	while (addr < end) {
-		while (i < npins && ordma_pin_end(pins[i]) <= addr)
-			i++;
-		if (WARN_ON_ONCE(i == npins || addr < ordma_pin_start(pins[i])))
+		pin = ordma_pin_at(pins, npins, &i, addr);
+		if (!pin)
 			return;
-		off = addr - ordma_pin_start(pins[i]);
+		off = addr - ordma_pin_start(pin);
 		n = min(end - addr, PAGE_SIZE - offset_in_page(off));
-		ib_dma_sync_single_for_device(ibdev,
-					      pins[i]->dma[off >> PAGE_SHIFT] +
-					      offset_in_page(off), n,
-					      DMA_TO_DEVICE);
+		dma = pin->dma[off >> PAGE_SHIFT] + offset_in_page(off);
+		if (for_cpu)
+			ib_dma_sync_single_for_cpu(ibdev, dma, n,
+						   ordma_pin_dir(pin));
+		else
+			ib_dma_sync_single_for_device(ibdev, dma, n,
+						      ordma_pin_dir(pin));
 		addr += n;
+	}
+}
+
+/**
+ * ordma_pin_sgt() - a scatter table of a destination's mapped pages
+ * @pins: the segment's ranges, pinned for writing
+ * @npins: how many
+ * @addr: user address of its first byte
+ * @len: its length
+ * @sgt: allocated and filled here, one entry per page with its DMA
+ *	address (the ranges own the mapping: free it with sg_free_table()
+ *	alone)
+ *
+ * Return: 0, -ENOMEM, or -EINVAL when the ranges do not cover the bytes.
+ */
+int ordma_pin_sgt(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		  u64 len, struct sg_table *sgt)
+{
+	u64 end = addr + len, off, n;
+	struct scatterlist *sg;
+	struct ordma_pin *pin;
+	u8 i = 0;
+	u32 pg;
+	int ret;
+
+	ret = sg_alloc_table(sgt, (PAGE_ALIGN(end) - (addr & PAGE_MASK)) >>
+			     PAGE_SHIFT, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for (sg = sgt->sgl; addr < end; sg = sg_next(sg)) {
+		pin = ordma_pin_at(pins, npins, &i, addr);
+		if (!pin || !pin->write) {
+			sg_free_table(sgt);
+			return -EINVAL;
+		}
+		off = addr - ordma_pin_start(pin);
+		pg = off >> PAGE_SHIFT;
+		n = min(end - addr, PAGE_SIZE - offset_in_page(off));
+		sg_set_page(sg, pin->pages[pg], n, offset_in_page(off));
+		sg_dma_address(sg) = pin->dma[pg] + offset_in_page(off);
+		sg_dma_len(sg) = n;
+		addr += n;
+	}
+	return 0;
+}
+
+/**
+ * ordma_pin_dirty() - a destination's pages were written
+ * @pins: the segment's ranges
+ * @npins: how many
+ * @addr: user address of its first byte
+ * @len: its length
+ *
+ * Pages of a file stay pinned in the cache after the write, and writeback
+ * may clean them meanwhile: they are marked dirty after every write, or
+ * the bytes could be lost. Anonymous pages are marked when unpinned
+ * (ordma_pin_release()): pinned, they are neither swapped nor written
+ * back. May sleep (page lock).
+ */
+void ordma_pin_dirty(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		     u64 len)
+{
+	u64 end = PAGE_ALIGN(addr + len);
+	struct ordma_pin *pin;
+	struct page *page;
+	u8 i = 0;
+
+	might_sleep();
+	for (addr &= PAGE_MASK; addr < end; addr += PAGE_SIZE) {
+		pin = ordma_pin_at(pins, npins, &i, addr);
+		if (!pin)
+			return;
+		page = pin->pages[(addr - ordma_pin_start(pin)) >> PAGE_SHIFT];
+		if (!PageAnon(page))
+			set_page_dirty_lock(page);
 	}
 }
 

@@ -174,9 +174,12 @@ static int wait_idle(int timeout_ms)
  * Before each send the test tells the peer, over ctl, what the message
  * must hold; the peer receives it into a buffer mapped for it alone,
  * checks every byte and the guard bytes around it, and answers 'k' (all
- * right) or 'x'. A length of 0 ends the peer with status 0.
+ * right) or 'x'. A length of 0 ends the peer with status 0. With W_SEND
+ * the peer sends such a message instead, from a buffer mapped for it
+ * alone, for the test to receive.
  */
 #define W_ZERO		1	/* the message is all zero bytes */
+#define W_SEND		2	/* the peer sends it */
 
 struct want {
 	__u64 len;
@@ -217,6 +220,13 @@ static int peer_verify(struct chan_pair *p, void *arg)
 			return 0;
 		buf = chan_buf(w.len, 0);
 		PEER_CHECK(buf);
+		if (w.flags & W_SEND) {
+			chan_fill(buf, w.len, w.seed);
+			res = do_send(p->fd, p->chan[0], buf, w.len);
+			chan_buf_free(buf, w.len, 0);
+			PEER_EQ((long long)w.len, res);
+			continue;
+		}
 		do
 			res = do_recv(p->fd, p->chan[0], buf, w.len);
 		while (res == -EREMOTEIO && w.aborted_ok-- > 0);
@@ -321,6 +331,38 @@ static int link_send_fault(struct link *l, const char *what, const void *buf,
 		return -1;
 	}
 	l->aborted++;
+	return 0;
+}
+
+/*
+ * Receive @len bytes into @buf, zeroed first, from the peer, which sends
+ * the stream of @seed; the RECV is posted before the peer is asked, so
+ * that its buffer is a destination the peer may write into. 0, or -1
+ * after saying why.
+ */
+static int link_recv(struct link *l, const char *what, void *buf, size_t len,
+		     uint64_t seed)
+{
+	struct want w = { .len = len, .seed = seed, .flags = W_SEND };
+	__u64 cookie = chan_cookie();
+	long long res = -1;
+	int ret;
+
+	memset(buf, 0, len);
+	ret = xsubmit(l->p.fd, ORDMA_OP_RECV, l->p.chan[0], buf, len, cookie,
+		      0, 0, 0);
+	if (!ret)
+		ret = ctl_send(l->p.ctl, &w, sizeof(w));
+	if (!ret)
+		ret = xreap(l->p.fd, 1, &cookie, &res, CHAN_WAIT_MS);
+	if (ret || res != (long long)len) {
+		fprintf(stderr, "# %s: message %lu, %zu bytes at %p: receive %d/%lld\n",
+			what, l->sent, len, buf, ret, res);
+		return -1;
+	}
+	if (chan_check(what, buf, len, seed))
+		return -1;
+	l->sent++;
 	return 0;
 }
 
@@ -915,6 +957,105 @@ TEST_F_TIMEOUT(reuse, thp_split, 600)
 	ASSERT_EQ(0, link_end(l));
 }
 
+/*
+ * Receives into one buffer. The pin cache keeps a destination's pages
+ * pinned for writing between receives (only the registration is new each
+ * time), and must let go of them when other pages come to back the buffer,
+ * or the bytes would land in pages the process no longer maps. Round by
+ * round: the same pages again (a hit), new ones mapped over them
+ * (MAP_FIXED), dropped ones (MADV_DONTNEED), and a forked child that keeps
+ * its copy of the buffer as it was (checked when it exits). The peer sends
+ * from a buffer mapped for each message: every hit is a destination's.
+ */
+#define RV_LEN		(256 * KiB + 3)
+#define RV_MAP		(256 * KiB + PAGE)
+
+TEST_F_TIMEOUT(reuse, recv_into_new_pages, 600)
+{
+	struct link *l = &self->l;
+	unsigned long long hits, inv;
+	unsigned char *buf;
+	struct holder h;
+	int i;
+
+	buf = map_anon(NULL, RV_MAP, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, link_up(l));
+	hits = counter("cache_hits");
+	inv = counter("cache_invalidations");
+	for (i = 0; i < FEW; i++) {
+		ASSERT_EQ(0, link_recv(l, "first", buf, RV_LEN,
+				       seed_of(100, i)));
+		ASSERT_EQ(0, link_recv(l, "same pages", buf, RV_LEN,
+				       seed_of(101, i)));
+		ASSERT_EQ(buf, map_anon(buf, RV_MAP, MAP_FIXED));
+		ASSERT_EQ(0, link_recv(l, "mapped again", buf, RV_LEN,
+				       seed_of(102, i)));
+		ASSERT_EQ(0, madvise(buf, RV_MAP, MADV_DONTNEED));
+		ASSERT_EQ(0, link_recv(l, "dropped", buf, RV_LEN,
+				       seed_of(103, i)));
+		ASSERT_EQ(0, holder_start(&h, buf, RV_LEN, seed_of(103, i), 0));
+		ASSERT_EQ(0, holder_wait_ready(&h));
+		ASSERT_EQ(0, link_recv(l, "child holds a copy", buf, RV_LEN,
+				       seed_of(104, i)));
+		ASSERT_EQ(0, holder_end(&h));
+	}
+	TH_LOG("%llu cache hits, %llu invalidations",
+	       counter("cache_hits") - hits,
+	       counter("cache_invalidations") - inv);
+	/* Destinations were cached, and the changes dropped them. */
+	ASSERT_LT(hits, counter("cache_hits"));
+	ASSERT_LT(inv, counter("cache_invalidations"));
+	ASSERT_EQ(0, link_end(l));
+	munmap(buf, RV_MAP);
+}
+
+/*
+ * One buffer sent from, received into, and sent from again on the same
+ * channel: the source's read-only pinning must give way to one for
+ * writing, and a source may use pages pinned for writing. Then the same
+ * with a buffer of a memory file mapped shared (pages of the page cache,
+ * marked dirty after each receive), read back through the file.
+ */
+TEST_F_TIMEOUT(reuse, recv_into_a_source, 600)
+{
+	struct link *l = &self->l;
+	unsigned char *buf, *shared, *back;
+	int i, fd;
+
+	buf = map_anon(NULL, RV_MAP, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	back = malloc(RV_LEN);
+	ASSERT_NE(NULL, back);
+	fd = memfd_create("ordma-recv", MFD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, RV_MAP));
+	shared = mmap(NULL, RV_MAP, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	ASSERT_EQ(0, link_up(l));
+	for (i = 0; i < FEW; i++) {
+		ASSERT_EQ(0, link_fill_send(l, "sent from", buf, RV_LEN,
+					    seed_of(110, i)));
+		ASSERT_EQ(0, link_recv(l, "then received into", buf, RV_LEN,
+				       seed_of(111, i)));
+		ASSERT_EQ(0, link_send(l, "then sent from again", buf, RV_LEN,
+				       seed_of(111, i), 0));
+
+		ASSERT_EQ(0, link_fill_send(l, "shared, sent from", shared,
+					    RV_LEN, seed_of(112, i)));
+		ASSERT_EQ(0, link_recv(l, "shared, received into", shared,
+				       RV_LEN, seed_of(113, i)));
+		ASSERT_EQ((ssize_t)RV_LEN, pread(fd, back, RV_LEN, 0));
+		ASSERT_EQ(0, chan_check("read back from the file", back,
+					RV_LEN, seed_of(113, i)));
+	}
+	ASSERT_EQ(0, link_end(l));
+	munmap(shared, RV_MAP);
+	close(fd);
+	free(back);
+	munmap(buf, RV_MAP);
+}
+
 /* -- cache: its counters and bounds ------------------------------------------ */
 
 #define CACHE_DEFAULT	(64ULL * MiB)
@@ -1036,8 +1177,10 @@ TEST_F_TIMEOUT(cache, disabled, 120)
 
 /*
  * Many distinct buffers, each sent twice round: what the caches hold,
- * sampled all along and after every send, stays within @limit bytes
- * (only this process's file sends; the peer's file caches nothing).
+ * sampled all along and after every send, stays within the bound of this
+ * process's file, plus what the peer's file caches: the buffer it receives
+ * into, and the one before while its release is under way (each is
+ * mapped for one message).
  */
 #define BD_N		16
 #define BD_LEN		(512 * KiB)
@@ -1106,9 +1249,9 @@ TEST_F_TIMEOUT(cache, bound, 300)
 
 	ASSERT_EQ(0, sysfs_set("cache_max_bytes", 1 * MiB));
 	send_many_buffers(_metadata, &self->l, &w);
-	TH_LOG("at most %llu pages cached (with pinned: %llu), bound %llu",
-	       w.max, w.max_sum, 1 * MiB / PAGE);
-	ASSERT_GE(1 * MiB / PAGE, w.max);
+	TH_LOG("at most %llu pages cached (with pinned: %llu), bound %llu, the peer's %llu",
+	       w.max, w.max_sum, 1 * MiB / PAGE, 2 * BD_LEN / PAGE);
+	ASSERT_GE(1 * MiB / PAGE + 2 * BD_LEN / PAGE, w.max);
 	/* It did cache: the bound was what held it. */
 	ASSERT_LT(0ULL, w.max);
 }

@@ -480,18 +480,15 @@ static int loop_open(struct loop *l)
 
 /*
  * @len bytes of @sbuf, filled by chan_fill() with @seed, from the active
- * end to the passive one, and checked: 0 or an errno.
+ * end to the passive one, into @rbuf, and checked: 0 or an errno.
  */
-static int loop_move_from(struct loop *l, const void *sbuf, size_t len,
-			  uint64_t seed)
+static int loop_move_into(struct loop *l, const void *sbuf, void *rbuf,
+			  size_t len, uint64_t seed)
 {
 	__u64 cookies[2] = { chan_cookie(), chan_cookie() };
 	long long res[2] = { -1, -1 };
-	unsigned char *rbuf = malloc(len);
 	int ret;
 
-	if (!rbuf)
-		return -ENOMEM;
 	ret = xsubmit(l->fd, ORDMA_OP_RECV, l->passive, rbuf, len, cookies[0],
 		      0, 0, 0);
 	if (!ret)
@@ -503,6 +500,19 @@ static int loop_move_from(struct loop *l, const void *sbuf, size_t len,
 		ret = -EPROTO;
 	if (!ret)
 		ret = chan_check("received", rbuf, len, seed);
+	return ret;
+}
+
+/* As loop_move_into(), into a buffer of its own. */
+static int loop_move_from(struct loop *l, const void *sbuf, size_t len,
+			  uint64_t seed)
+{
+	unsigned char *rbuf = malloc(len);
+	int ret;
+
+	if (!rbuf)
+		return -ENOMEM;
+	ret = loop_move_into(l, sbuf, rbuf, len, seed);
 	free(rbuf);
 	return ret;
 }
@@ -890,13 +900,13 @@ static unsigned long long cache_pages_wait(unsigned long long want)
 }
 
 /*
- * A source sent twice from the same pages in mode zerocopy: each segment
- * of the first send pins its pages (a miss), each of the second finds
- * them in the channel's cache (as many hits, the segments being the
- * same), and the cache holds every page of the source. STATS_RESET zeroes
- * the counters, not the gauge cache_pages. The munmap of the source drops
- * each cached range (one invalidation each) and their pages are unpinned
- * shortly after. Netlink says what sysfs says. Waits: the cache empty
+ * A source sent twice from the same pages into the same destination in
+ * mode zerocopy: each segment of the first transfer pins its pages (a
+ * miss), each of the second finds them in its channel's cache (as many
+ * hits, the segments being the same), and the caches hold every page of
+ * the source and of the destination. STATS_RESET zeroes the counters, not
+ * the gauge cache_pages. The munmap of both drops each cached range (one
+ * invalidation each) and their pages are unpinned shortly after. Netlink says what sysfs says. Waits: the cache empty
  * before and after (2), a connect and two transfers (2 CHAN_S).
  */
 TEST_F_TIMEOUT(nl, pin_cache_counts_and_reset_keeps_cache_pages,
@@ -908,7 +918,7 @@ TEST_F_TIMEOUT(nl, pin_cache_counts_and_reset_keeps_cache_pages,
 	static char out[16384];
 	static struct jobj o;
 	unsigned long long misses;
-	unsigned char *src;
+	unsigned char *src, *dst;
 	struct loop l;
 
 	/* The channels of earlier tests are closed, and their caches empty. */
@@ -919,39 +929,44 @@ TEST_F_TIMEOUT(nl, pin_cache_counts_and_reset_keeps_cache_pages,
 	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, src);
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, dst);
 	chan_fill(src, len, seed);
 	ASSERT_EQ(0, loop_open(&l));
 
-	ASSERT_EQ(0, loop_move_from(&l, src, len, seed));
+	ASSERT_EQ(0, loop_move_into(&l, src, dst, len, seed));
 	misses = knob("cache_misses");
 	EXPECT_LT(0ULL, misses);
 	EXPECT_EQ(0ULL, knob("cache_hits"));
-	EXPECT_EQ(pages, knob("cache_pages"));
+	EXPECT_EQ(2 * pages, knob("cache_pages"));
 
-	ASSERT_EQ(0, loop_move_from(&l, src, len, seed));
+	memset(dst, 0, len);
+	ASSERT_EQ(0, loop_move_into(&l, src, dst, len, seed));
 	EXPECT_EQ(misses, knob("cache_misses"));
 	EXPECT_EQ(misses, knob("cache_hits"));
 	EXPECT_EQ(0ULL, knob("cache_invalidations"));
-	EXPECT_EQ(pages, knob("cache_pages"));
+	EXPECT_EQ(2 * pages, knob("cache_pages"));
 	ASSERT_EQ(0, dev_json(&o));
 	EXPECT_EQ(misses, jnum(&o, "cache_misses"));
 	EXPECT_EQ(misses, jnum(&o, "cache_hits"));
 	EXPECT_EQ(0ULL, jnum(&o, "cache_invalidations"));
-	EXPECT_EQ(pages, jnum(&o, "cache_pages"));
+	EXPECT_EQ(2 * pages, jnum(&o, "cache_pages"));
 
 	/* Counters to 0; the gauge stays, the channel still holds the pages. */
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV));
 	EXPECT_EQ(0ULL, knob("cache_hits"));
 	EXPECT_EQ(0ULL, knob("cache_misses"));
-	EXPECT_EQ(pages, knob("cache_pages"));
+	EXPECT_EQ(2 * pages, knob("cache_pages"));
 	ASSERT_EQ(0, dev_json(&o));
 	EXPECT_EQ(0ULL, jnum(&o, "cache_hits"));
 	EXPECT_EQ(0ULL, jnum(&o, "cache_misses"));
 	EXPECT_EQ(0ULL, jnum(&o, "cache_invalidations"));
-	EXPECT_EQ(pages, jnum(&o, "cache_pages"));
+	EXPECT_EQ(2 * pages, jnum(&o, "cache_pages"));
 
 	/* Unmapped: every cached range is dropped at once, unpinned soon. */
 	ASSERT_EQ(0, munmap(src, len));
+	ASSERT_EQ(0, munmap(dst, len));
 	EXPECT_EQ(misses, knob("cache_invalidations"));
 	EXPECT_EQ(0ULL, cache_pages_wait(0));
 	ASSERT_EQ(0, dev_json(&o));
