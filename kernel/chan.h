@@ -140,8 +140,11 @@ struct ordma_pcache {
  * @broken: no fast registration on this channel (no support, or @qp
  *	failed): destinations are registered with ib_reg_user_mr()
  * @idle: invalid MRs of a segment's size kept for the next segments (a
- *	device that DMAs; see frwr.c)
+ *	device that DMAs), or on a software device MRs never registered,
+ *	made while the worker has nothing else to do (see frwr.c)
  * @nidle: how many
+ * @sgl: scatter entries of the destination being registered, when its
+ *	pages are the pin cache's (ORDMA_SEG_MAX_PAGES, not chained)
  *
  * Only the registration worker touches it (or ordma_mr_flush() once the
  * worker has stopped); the completion handler writes @status, then
@@ -156,6 +159,7 @@ struct ordma_frwr {
 	bool broken;
 	struct ib_mr *idle[ORDMA_SEG_DEPTH];
 	u8 nidle;
+	struct scatterlist *sgl;
 };
 
 /**
@@ -760,6 +764,7 @@ void ordma_mr_flush(struct ordma_chan *chan);
 /* frwr.c */
 void ordma_frwr_init(struct ordma_chan *chan);
 int ordma_frwr_ready(struct ordma_chan *chan, u32 npages);
+void ordma_frwr_refill(struct ordma_chan *chan);
 int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		   u32 npages, u64 iova_base);
 void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg);
@@ -779,8 +784,8 @@ u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge);
 void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
 		    u8 npins, u64 addr, u64 len, bool for_cpu);
-int ordma_pin_sgt(struct ordma_pin * const *pins, u8 npins, u64 addr,
-		  u64 len, struct sg_table *sgt);
+int ordma_pin_sg(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		 u64 len, struct scatterlist *sgl, u32 max);
 void ordma_pin_dirty(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		     u64 len);
 int ordma_pin_module_init(void);

@@ -33,8 +33,13 @@
  * The queue pair and its CQ are made at the channel's first destination
  * and kept until it closes. On a device that DMAs, an MR for a segment (at
  * most ORDMA_SEG_MAX_PAGES) goes back to a small stash when invalidated,
- * so a steady stream of receives allocates none; a standing registration
- * (a window, up to ORDMA_STAND_MAX_PAGES) gets an MR of its own size.
+ * so a steady stream of receives allocates none; on a software device the
+ * registration worker fills the stash with new MRs when it is idle
+ * (ordma_frwr_refill()), so the allocation is not on a receive's way. A
+ * standing registration (a window, up to ORDMA_STAND_MAX_PAGES) gets an MR
+ * of its own size. A destination whose pages the pin cache holds is
+ * mapped from a scatter list of the channel's (@sgl): the worker registers
+ * one at a time.
  *
  * A device without memory management extensions, an iWARP device (its QPs
  * cannot be connected to themselves), a window larger than the device's
@@ -71,7 +76,15 @@ static int ordma_frwr_run(struct ordma_frwr *fr, struct ib_send_wr *wr)
 	wr->wr_cqe = &fr->cqe;
 	wr->send_flags = IB_SEND_SIGNALED;
 	reinit_completion(&fr->done);
+	/*
+	 * As wr.c posts: rdma_rxe (6.1) runs the work request in a tasklet,
+	 * which with bottom halves off runs here when they come back on,
+	 * with the CQ's softirq that completes @fr->done, instead of in
+	 * ksoftirqd after a switch to it and back.
+	 */
+	local_bh_disable();
 	ret = ib_post_send(fr->qp, wr, NULL);
+	local_bh_enable();
 	if (ret)
 		goto broken;
 	wait_for_completion(&fr->done);
@@ -155,9 +168,16 @@ static int ordma_frwr_setup(struct ordma_chan *chan)
 	    rdma_protocol_iwarp(ibdev, chan->qp->port))
 		return -EOPNOTSUPP;
 
+	fr->sgl = kvmalloc_array(ORDMA_FRWR_SEG_SG, sizeof(*fr->sgl),
+				 GFP_KERNEL);
+	if (!fr->sgl)
+		return -ENOMEM;
+	sg_init_table(fr->sgl, ORDMA_FRWR_SEG_SG);
 	cq = ib_alloc_cq(ibdev, NULL, 2, 0, IB_POLL_SOFTIRQ);
-	if (IS_ERR(cq))
-		return PTR_ERR(cq);
+	if (IS_ERR(cq)) {
+		ret = PTR_ERR(cq);
+		goto free_sgl;
+	}
 	init.send_cq = cq;
 	init.recv_cq = cq;
 	qp = ib_create_qp(chan->pd, &init);
@@ -176,6 +196,9 @@ destroy_qp:
 	ib_destroy_qp(qp);
 free_cq:
 	ib_free_cq(cq);
+free_sgl:
+	kvfree(fr->sgl);
+	fr->sgl = NULL;
 	return ret;
 }
 
@@ -189,6 +212,32 @@ static struct ib_mr *ordma_frwr_mr_get(struct ordma_chan *chan,
 		return fr->idle[--fr->nidle];
 	return ib_alloc_mr(chan->pd, IB_MR_TYPE_MEM_REG,
 			   seg->standing ? nsg : ORDMA_FRWR_SEG_SG);
+}
+
+/**
+ * ordma_frwr_refill() - make MRs for the next destinations ahead of them
+ * @chan: the channel; called by its registration worker when it has
+ *	nothing left to do
+ *
+ * A software device's MRs are not kept once used (see the top of the
+ * file), so each destination would allocate one on its way to the peer.
+ * Once a channel has registered destinations, this keeps two never
+ * registered ones at hand, made while nothing waits.
+ */
+void ordma_frwr_refill(struct ordma_chan *chan)
+{
+	struct ordma_frwr *fr = &chan->frwr;
+	struct ib_mr *mr;
+
+	if (!fr->qp || fr->broken || !ib_uses_virt_dma(chan->pd->device))
+		return;
+	while (fr->nidle < 2) {
+		mr = ib_alloc_mr(chan->pd, IB_MR_TYPE_MEM_REG,
+				 ORDMA_FRWR_SEG_SG);
+		if (IS_ERR(mr))
+			return;
+		fr->idle[fr->nidle++] = mr;
+	}
 }
 
 /*
@@ -226,7 +275,6 @@ static void ordma_frwr_release(struct ordma_chan *chan, struct ordma_seg *seg,
 			ordma_pin_dirty(seg->pins, seg->npins, seg->uaddr,
 					seg->len);
 		}
-		sg_free_table(&seg->sgt);
 		return;
 	}
 	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_FROM_DEVICE, 0);
@@ -337,26 +385,33 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 	struct ordma_frwr *fr = &chan->frwr;
 	struct ib_device *ibdev = chan->pd->device;
 	struct ib_reg_wr wr = {};
+	struct scatterlist *sgl;
 	struct ib_mr *mr;
-	int got, ret;
+	int got, ret, nents;
 
 	ret = ordma_frwr_ready(chan, npages);
 	if (ret)
 		return ret;
 
-	/* A kernel user's pages are not pinned, and mr.c mapped them. */
 	if (seg->npins) {
-		ret = ordma_pin_sgt(seg->pins, seg->npins, seg->uaddr,
-				    seg->len, &seg->sgt);
-		if (ret)
-			return ret;
+		/* The pin cache's pages: entries only for ib_map_mr_sg(). */
+		nents = ordma_pin_sg(seg->pins, seg->npins, seg->uaddr,
+				     seg->len, fr->sgl, ORDMA_FRWR_SEG_SG);
+		if (nents < 0)
+			return nents;
+		sgl = fr->sgl;
 		/* The owner may have written them since they were mapped. */
 		ordma_pin_sync(ibdev, seg->pins, seg->npins, seg->uaddr,
 			       seg->len, false);
-	} else if (!seg->kern) {
-		ret = ordma_frwr_pin(chan, seg, npages);
-		if (ret)
-			return ret;
+	} else {
+		/* A kernel user's pages are not pinned: mr.c mapped them. */
+		if (!seg->kern) {
+			ret = ordma_frwr_pin(chan, seg, npages);
+			if (ret)
+				return ret;
+		}
+		sgl = seg->sgt.sgl;
+		nents = seg->sgt.nents;
 	}
 
 	mr = ordma_frwr_mr_get(chan, seg, npages);
@@ -365,8 +420,8 @@ int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		goto unmap;
 	}
 	/* Short where entries inside the range do not fill whole pages. */
-	got = ib_map_mr_sg(mr, seg->sgt.sgl, seg->sgt.nents, NULL, PAGE_SIZE);
-	if (got != seg->sgt.nents) {
+	got = ib_map_mr_sg(mr, sgl, nents, NULL, PAGE_SIZE);
+	if (got != nents) {
 		ret = got < 0 ? got : -EINVAL;
 		goto put_mr;
 	}
@@ -458,5 +513,7 @@ void ordma_frwr_destroy(struct ordma_chan *chan)
 		ib_free_cq(fr->cq);
 		fr->cq = NULL;
 	}
+	kvfree(fr->sgl);
+	fr->sgl = NULL;
 	fr->broken = false;
 }

@@ -515,6 +515,8 @@ static void ordma_mr_work(struct work_struct *work)
 			ordma_seg_free(chan, seg);
 		cond_resched();
 	}
+	/* Off every operation's path now: ready the next registrations. */
+	ordma_frwr_refill(chan);
 	if (!mm)
 		memalloc_noio_restore(noio);
 	if (use_mm) {

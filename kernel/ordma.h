@@ -227,7 +227,7 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  *	fails with -ETIMEDOUT, the sysfs knob progress_timeout_ms (READ_ONCE)
  * @cache_max: the most one file's pin caches keep on this device, bytes,
  *	the knob cache_max_bytes (READ_ONCE); 0: nothing is kept
- * @cache_hits: source segments found pinned in a cache
+ * @cache_hits: segments found pinned in a cache
  * @cache_misses: source segments that had to pin some of their pages
  * @cache_invalidations: cached ranges dropped because their mapping changed
  * @cache_pages: pages the caches of the device's channels hold now

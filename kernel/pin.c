@@ -685,46 +685,43 @@ void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,
 }
 
 /**
- * ordma_pin_sgt() - a scatter table of a destination's mapped pages
+ * ordma_pin_sg() - scatter entries of a destination's mapped pages
  * @pins: the segment's ranges, pinned for writing
  * @npins: how many
  * @addr: user address of its first byte
  * @len: its length
- * @sgt: allocated and filled here, one entry per page with its DMA
- *	address (the ranges own the mapping: free it with sg_free_table()
- *	alone)
+ * @sgl: filled with one entry per page, with its DMA address (the ranges
+ *	own the mapping), for ib_map_mr_sg()
+ * @max: entries of @sgl
  *
- * Return: 0, -ENOMEM, or -EINVAL when the ranges do not cover the bytes.
+ * Return: the entries used, -E2BIG when @max is too few, or -EINVAL when
+ * the ranges do not cover the bytes for writing.
  */
-int ordma_pin_sgt(struct ordma_pin * const *pins, u8 npins, u64 addr,
-		  u64 len, struct sg_table *sgt)
+int ordma_pin_sg(struct ordma_pin * const *pins, u8 npins, u64 addr,
+		 u64 len, struct scatterlist *sgl, u32 max)
 {
 	u64 end = addr + len, off, n;
-	struct scatterlist *sg;
 	struct ordma_pin *pin;
+	u32 pg, nents = 0;
 	u8 i = 0;
-	u32 pg;
-	int ret;
 
-	ret = sg_alloc_table(sgt, (PAGE_ALIGN(end) - (addr & PAGE_MASK)) >>
-			     PAGE_SHIFT, GFP_KERNEL);
-	if (ret)
-		return ret;
-	for (sg = sgt->sgl; addr < end; sg = sg_next(sg)) {
+	if ((PAGE_ALIGN(end) - (addr & PAGE_MASK)) >> PAGE_SHIFT > max)
+		return -E2BIG;
+	for (; addr < end; nents++) {
 		pin = ordma_pin_at(pins, npins, &i, addr);
-		if (!pin || !pin->write) {
-			sg_free_table(sgt);
+		if (!pin || !pin->write)
 			return -EINVAL;
-		}
 		off = addr - ordma_pin_start(pin);
 		pg = off >> PAGE_SHIFT;
 		n = min(end - addr, PAGE_SIZE - offset_in_page(off));
-		sg_set_page(sg, pin->pages[pg], n, offset_in_page(off));
-		sg_dma_address(sg) = pin->dma[pg] + offset_in_page(off);
-		sg_dma_len(sg) = n;
+		sg_set_page(&sgl[nents], pin->pages[pg], n,
+			    offset_in_page(off));
+		sg_dma_address(&sgl[nents]) = pin->dma[pg] +
+					      offset_in_page(off);
+		sg_dma_len(&sgl[nents]) = n;
 		addr += n;
 	}
-	return 0;
+	return nents;
 }
 
 /**
