@@ -58,7 +58,7 @@
 #define ORDMA_STAND_MAX_PAGES	16384
 /* Registrations this small measure the fixed cost of one. */
 #define ORDMA_SEG_SMALL_PAGES	4
-/* Cached pinned ranges (pin.c) one source segment is made of, at most. */
+/* Cached pinned ranges (pin.c) one segment is made of, at most. */
 #define ORDMA_SEG_PINS		8
 /* Scatter entries of one send work request, at most (the device may allow fewer). */
 #define ORDMA_TX_SGE		32
@@ -778,8 +778,7 @@ void ordma_pin_flush(struct ordma_chan *chan);
 int ordma_pin_get(struct ordma_chan *chan, u64 uaddr, u64 len, bool may_pin,
 		  bool write, struct ordma_pin **pins, u8 *npins, u32 *pinned);
 void ordma_pin_put(struct ordma_chan *chan, struct ordma_pin *pin);
-bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len,
-		      bool write);
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len);
 u64 ordma_pin_sges(struct ordma_pin * const *pins, u8 npins, u64 addr,
 		   u64 len, u32 lkey, struct ib_sge *sge, u32 max, u32 *nsge);
 void ordma_pin_sync(struct ib_device *ibdev, struct ordma_pin * const *pins,

@@ -5,7 +5,8 @@
  * A destination's pages are pinned for writing (FOLL_LONGTERM) and
  * DMA-mapped, charged to the owner's RLIMIT_MEMLOCK: by the channel's pin
  * cache (pin.c), which keeps them for the next receive into the same
- * buffer, or, for a standing registration, here (mr.c has charged them).
+ * buffer, or here (mr.c has charged them) for a standing registration, or
+ * a destination made of more ranges than a segment holds.
  * They are made reachable through an MR of the channel's PD by an
  * IB_WR_REG_MR work request. The rkey changes at every registration (ib_inc_rkey()), and the
  * registration ends before the segment is given back, so before the RECV
@@ -377,7 +378,10 @@ int ordma_frwr_ready(struct ordma_chan *chan, u32 npages)
  *
  * Return: 0; -EOPNOTSUPP when this channel cannot fast-register @seg (the
  * caller registers it another way); -ENOMEM; -EFAULT when the range is not
- * writable memory; -EIO when the device failed the registration.
+ * writable memory; -EIO when the device failed the registration; for
+ * ranges of the pin cache, -E2BIG when they span more pages than an MR
+ * of a segment holds (the caller registers it another way), -EINVAL when
+ * they do not cover it for writing.
  */
 int ordma_frwr_reg(struct ordma_chan *chan, struct ordma_seg *seg,
 		   u32 npages, u64 iova_base)
@@ -462,7 +466,9 @@ unmap:
  *
  * When this returns the peer can no longer write into @seg's pages: the
  * MR was invalidated (or deregistered: on a software device, or when the
- * registration QP has failed), and only then unmapped and unpinned.
+ * registration QP has failed), and only then were the pages unmapped and
+ * unpinned, or, when they are the pin cache's, synced for the CPU and
+ * marked dirty (a file's): mr.c then lets go of the ranges.
  */
 void ordma_frwr_unreg(struct ordma_chan *chan, struct ordma_seg *seg)
 {

@@ -8,15 +8,17 @@
  * PD's local_dma_lkey, and the channel's pin cache (pin.c) keeps them for
  * the next sends, so a source the cache holds whole is ready at once,
  * without the worker. A destination, which the peer writes into, is pinned
- * for writing and fast-registered (frwr.c) in the channel's own PD, with a
- * new rkey each time, so it works on that channel's QP alone; where the
- * device cannot, an MR from ib_reg_user_mr(). Its pages are reserved
- * against the owner's RLIMIT_MEMLOCK first. While a segment readies, the
+ * for writing (in ranges of the pin cache too, kept for the next receives)
+ * and fast-registered (frwr.c) in the channel's own PD, with a new rkey
+ * each time, so it works on that channel's QP alone; where the device
+ * cannot, an MR from ib_reg_user_mr(). Its pages are reserved against the
+ * owner's RLIMIT_MEMLOCK first. While a segment readies, the
  * data path worker keeps copying the head of the buffer through pool
  * chunks; it sends straight from the segment once the segment comes back
  * ready. When the last send from a source has completed the worker lets
- * go of its pinned ranges; a destination is invalidated (or deregistered)
- * and unpinned by the registration worker: none of that is on the
+ * go of its pinned ranges; a destination's registration is ended
+ * (invalidated or deregistered) by the registration worker, which then
+ * lets go of its ranges the same way: none of that is on the
  * critical path of a send. A receive's segments are destinations the peer
  * may write into, so a RECV completes only once the last of them is
  * invalidated (struct ordma_req dereg_wait); those the peer filled earlier
@@ -173,7 +175,7 @@ static u32 ordma_seg_npages(u64 uaddr, u64 len)
 	return (PAGE_ALIGN(uaddr + len) - (uaddr & PAGE_MASK)) >> PAGE_SHIFT;
 }
 
-/* A source holds its pinned ranges: count its pages as pinned. */
+/* A segment holds its pinned ranges: count its pages as pinned. */
 static void ordma_seg_hold(struct ordma_chan *chan, struct ordma_seg *seg)
 {
 	seg->pinned = ordma_seg_npages(seg->uaddr, seg->len);
@@ -373,14 +375,14 @@ static int ordma_seg_prepare_dst(struct ordma_chan *chan,
 	ns = ordma_ns_since(t0);
 	atomic_inc(&odev->mrs_live);
 	atomic_inc(&chan->mrs_live);
-	if (pinned) {
-		ordma_seg_measured(chan, seg, pinned, ns);
-		return 0;
-	}
-	spin_lock(&odev->model_lock);
-	ordma_model_reg(&odev->model, ns);
-	spin_unlock(&odev->model_lock);
-	ordma_seg_counted(chan, seg, ns);
+	/*
+	 * The model learns what it learnt before the cache: from segments
+	 * pinned whole, and from small ones (a registration's fixed cost).
+	 */
+	if (pinned == npages || npages <= ORDMA_SEG_SMALL_PAGES)
+		ordma_seg_measured(chan, seg, npages, ns);
+	else
+		ordma_seg_counted(chan, seg, ns);
 	return 0;
 }
 

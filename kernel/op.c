@@ -308,21 +308,21 @@ int ordma_op_plan(struct ordma_chan *chan, struct ordma_req *op,
 	 * is), costs nothing to pin, nor to let go of.
 	 */
 	if (op->op != ORDMA_OP_RECV &&
-	    (op->kmem.nr || ordma_pin_cached(chan, op->addr, total, false))) {
+	    (op->kmem.nr || ordma_pin_cached(chan, op->addr, total))) {
 		cached = true;
 		m.reg_ns = 0;
 		m.pin_ns_page = 0;
 		m.dereg_ns = 0;
 	}
 	/*
-	 * A destination is registered every time; the cache saves pinning
-	 * it, and a kernel user's is not pinned.
+	 * A kernel user's destination is registered, not pinned. A user's
+	 * the pin cache holds is pinned already too, but is planned as if
+	 * not: what a destination costs on its receive's way is mostly the
+	 * registration, the offer and the end of the registration, and on
+	 * rxe registering 64 and 256 KiB destinations that the cache held
+	 * made receives of those sizes no faster (benchmarks.rst, "Reuse
+	 * and churn").
 	 */
-	if (op->op == ORDMA_OP_RECV && !op->kmem.nr &&
-	    ordma_pin_cached(chan, op->addr, total, true)) {
-		cached = true;
-		m.pin_ns_page = 0;
-	}
 	if (op->kmem.nr)
 		m.pin_ns_page = 0;
 	ordma_plan_make(&m, mode, op->addr, total, chan->seg_cap, PAGE_SHIFT,

@@ -115,13 +115,22 @@ static enum dma_data_direction ordma_pin_dir(const struct ordma_pin *pin)
 	return pin->write ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
 }
 
-/* Undo the DMA mapping of the first @n pages of @pin. */
+/*
+ * Undo the DMA mapping of the first @n pages of @pin. A range pinned for
+ * writing was synced for the CPU at the end of every receive into it
+ * (frwr.c); the owner may have written its pages since, so an unmap that
+ * synced the whole pages back (a bounce buffer, a device that does not
+ * snoop) would put old bytes over theirs: it syncs nothing.
+ */
 static void ordma_pin_unmap(struct ib_device *ibdev, struct ordma_pin *pin,
 			    u32 n)
 {
+	if (ib_uses_virt_dma(ibdev))
+		return;
 	while (n--)
-		ib_dma_unmap_page(ibdev, pin->dma[n], PAGE_SIZE,
-				  ordma_pin_dir(pin));
+		dma_unmap_page_attrs(ibdev->dma_device, pin->dma[n], PAGE_SIZE,
+				     ordma_pin_dir(pin),
+				     pin->write ? DMA_ATTR_SKIP_CPU_SYNC : 0);
 }
 
 /*
@@ -552,16 +561,14 @@ err:
 }
 
 /**
- * ordma_pin_cached() - does the cache hold all of a range now?
+ * ordma_pin_cached() - does the cache hold all of a source now?
  * @chan: the channel
  * @uaddr: first byte
  * @len: length
- * @write: for a destination: only ranges pinned for writing count
  *
  * Return: true if live ranges cover it (a hint: one may go at any time).
  */
-bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len,
-		      bool write)
+bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len)
 {
 	struct ordma_pcache *pc = &chan->pcache;
 	u64 addr = uaddr & PAGE_MASK, end = PAGE_ALIGN(uaddr + len);
@@ -569,7 +576,7 @@ bool ordma_pin_cached(struct ordma_chan *chan, u64 uaddr, u64 len,
 
 	spin_lock(&pc->lock);
 	while (addr < end) {
-		pin = ordma_pcache_find(pc, addr, end, write, NULL);
+		pin = ordma_pcache_find(pc, addr, end, false, NULL);
 		if (!pin)
 			break;
 		addr = ordma_pin_end(pin);
