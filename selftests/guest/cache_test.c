@@ -382,6 +382,17 @@ static void *map_anon(void *addr, size_t len, int flags)
 		    MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 }
 
+/* A memory file of @len bytes, mapped shared; its descriptor in *@fd. */
+static void *map_memfd(const char *name, size_t len, int *fd)
+{
+	*fd = memfd_create(name, MFD_CLOEXEC);
+	if (*fd < 0)
+		return MAP_FAILED;
+	if (ftruncate(*fd, len))
+		return MAP_FAILED;
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+}
+
 /* -- reuse: new pages where a send came from --------------------------------- */
 
 FIXTURE(reuse) {
@@ -842,10 +853,7 @@ TEST_F_TIMEOUT(reuse, file_truncate, 600)
 
 	tmp = malloc(TR_LEN);
 	ASSERT_NE(NULL, tmp);
-	fd = memfd_create("cache_trunc", MFD_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, TR_LEN));
-	m = mmap(NULL, TR_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = map_memfd("cache_trunc", TR_LEN, &fd);
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_EQ(0, link_up(l));
 	for (i = 0; i < FEW; i++) {
@@ -1027,10 +1035,7 @@ TEST_F_TIMEOUT(reuse, recv_into_a_source, 600)
 	ASSERT_NE(MAP_FAILED, buf);
 	back = malloc(RV_LEN);
 	ASSERT_NE(NULL, back);
-	fd = memfd_create("ordma-recv", MFD_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, RV_MAP));
-	shared = mmap(NULL, RV_MAP, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	shared = map_memfd("cache_recv", RV_MAP, &fd);
 	ASSERT_NE(MAP_FAILED, shared);
 	ASSERT_EQ(0, link_up(l));
 	for (i = 0; i < FEW; i++) {
