@@ -1181,11 +1181,11 @@ TEST_F_TIMEOUT(cache, disabled, 120)
 }
 
 /*
- * Many distinct buffers, each sent twice round: what the caches hold,
- * sampled all along and after every send, stays within the bound of this
- * process's file, plus what the peer's file caches: the buffer it receives
- * into, and the one before while its release is under way (each is
- * mapped for one message).
+ * Many distinct buffers, each sent from (or received into) twice round:
+ * what the caches hold, sampled all along and after every transfer, stays
+ * within the bound of this process's file, plus what the peer's file
+ * caches: the buffer it receives into or sends from, and the one before
+ * while its release is under way (each is mapped for one message).
  */
 #define BD_N		16
 #define BD_LEN		(512 * KiB)
@@ -1220,8 +1220,8 @@ static void *cache_watch_run(void *arg)
 	return NULL;
 }
 
-static void send_many_buffers(struct __test_metadata *_metadata,
-			      struct link *l, struct cache_watch *w)
+static void many_buffers(struct __test_metadata *_metadata, struct link *l,
+			 struct cache_watch *w, bool recv)
 {
 	unsigned char *buf[BD_N];
 	pthread_t t;
@@ -1235,9 +1235,16 @@ static void send_many_buffers(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_create(&t, NULL, cache_watch_run, w));
 	for (r = 0; r < 2; r++) {
 		for (i = 0; i < BD_N; i++) {
-			ASSERT_EQ(0, link_fill_send(l, "one of many", buf[i],
-						    BD_LEN,
-						    seed_of(90 + r, i)));
+			if (recv) {
+				ASSERT_EQ(0, link_recv(l, "one of many",
+						       buf[i], BD_LEN,
+						       seed_of(92 + r, i)));
+			} else {
+				ASSERT_EQ(0, link_fill_send(l, "one of many",
+							    buf[i], BD_LEN,
+							    seed_of(90 + r,
+								    i)));
+			}
 			cache_watch_sample(w);
 		}
 	}
@@ -1253,7 +1260,7 @@ TEST_F_TIMEOUT(cache, bound, 300)
 	struct cache_watch w = { 0 };
 
 	ASSERT_EQ(0, sysfs_set("cache_max_bytes", 1 * MiB));
-	send_many_buffers(_metadata, &self->l, &w);
+	many_buffers(_metadata, &self->l, &w, false);
 	TH_LOG("at most %llu pages cached (with pinned: %llu), bound %llu, the peer's %llu",
 	       w.max, w.max_sum, 1 * MiB / PAGE, 2 * BD_LEN / PAGE);
 	ASSERT_GE(1 * MiB / PAGE + 2 * BD_LEN / PAGE, w.max);
@@ -1294,10 +1301,32 @@ TEST_F_TIMEOUT(cache, memlock_bound, 300)
 
 	ASSERT_EQ(0, drop_ipc_lock());
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	send_many_buffers(_metadata, &self->l, &w);
+	many_buffers(_metadata, &self->l, &w, false);
 	TH_LOG("at most %llu pages cached (with pinned: %llu), limit %llu",
 	       w.max, w.max_sum, ML_LIMIT / PAGE);
 	ASSERT_GE(ML_LIMIT / PAGE, w.max);
+}
+
+/*
+ * The same limit, receiving into the many buffers: destinations are cached
+ * too, pinned for writing, and charged the same way; every byte lands
+ * where it should, and the pages cached and pinned never pass the limit
+ * (the peer, of the same user, counts against it too).
+ */
+TEST_F_TIMEOUT(cache, memlock_bound_receiving, 300)
+{
+	struct rlimit rl = { ML_LIMIT, ML_LIMIT };
+	struct cache_watch w = { 0 };
+	unsigned long long hits = counter("cache_hits");
+
+	ASSERT_EQ(0, drop_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	many_buffers(_metadata, &self->l, &w, true);
+	TH_LOG("at most %llu pages cached (with pinned: %llu), limit %llu, %llu hits",
+	       w.max, w.max_sum, ML_LIMIT / PAGE,
+	       counter("cache_hits") - hits);
+	ASSERT_GE(ML_LIMIT / PAGE, w.max);
+	ASSERT_LT(0ULL, w.max);
 }
 
 /*
