@@ -78,6 +78,43 @@ static inline int rawcm_qp(struct rdma_cm_id *id, void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * rawcm_drain() polls the CQ at most RAWCM_DRAIN_POLLS times and stops
+ * after RAWCM_QUIET_POLLS empty polls in a row, 1 ms apart. Completions
+ * with a wr_id from RAWCM_RECV_WR_ID up are receives'.
+ */
+#define RAWCM_DRAIN_POLLS	500
+#define RAWCM_QUIET_POLLS	3
+#define RAWCM_RECV_WR_ID	1000
+
+/*
+ * Before a raw peer's QP is destroyed: move it to the error state and
+ * reap what it flushes into @cq (which may be NULL), until the @sends
+ * sends not reaped yet have completed or @cq stayed empty for a few ms
+ * (@sends < 0: not known, only the quiet ends it). rdma_rxe then has no
+ * request of the QP in progress (a retry of a send the other side never
+ * acknowledged, say) while the QP goes away.
+ */
+static inline void rawcm_drain(struct rdma_cm_id *id, struct ibv_cq *cq,
+			       int sends)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc[16];
+	int quiet = 0, n, k;
+
+	if (!id || !id->qp || ibv_modify_qp(id->qp, &attr, IBV_QP_STATE))
+		return;
+	for (int i = 0; i < RAWCM_DRAIN_POLLS && quiet < RAWCM_QUIET_POLLS &&
+	     sends; i++) {
+		n = cq ? ibv_poll_cq(cq, 16, wc) : 0;
+		for (k = 0; k < n && sends > 0; k++)
+			sends -= wc[k].wr_id < RAWCM_RECV_WR_ID;
+		quiet = n > 0 ? 0 : quiet + 1;
+		if (n <= 0 && sends)
+			poll(NULL, 0, 1);
+	}
+}
+
 /* The parameters of a connect or accept whose private data says @version. */
 static inline void rawcm_param(struct rdma_conn_param *param,
 			       struct wire_cm *priv, uint8_t version)

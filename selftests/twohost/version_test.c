@@ -53,8 +53,10 @@ FIXTURE_SETUP(version)
 /* The raw peer's connection: its QP, PD, CQ and MR. */
 static void raw_free(FIXTURE_DATA(version) *self, struct rdma_cm_id *id)
 {
-	if (id && id->qp)
+	if (id && id->qp) {
+		rawcm_drain(id, self->cq, -1);
 		rdma_destroy_qp(id);
+	}
 	if (self->mr)
 		ibv_dereg_mr(self->mr);
 	if (self->cq)
