@@ -351,6 +351,8 @@ enum ordma_chan_phase {
  * @txd: the send descriptors
  * @connected: completed on ESTABLISHED or failure, for connect and accept
  * @cm_err: error of a failed connection attempt
+ * @resolve_ms: how long connect's address and route resolutions may each
+ *	take: the whole of its timeout, which bounds both
  * @dev_node: on odev->chans (odev->chans_lock)
  * @in_setup: on odev->chans but still being built by a listener's request
  *	handler; device removal waits for it rather than closing it
@@ -484,7 +486,8 @@ enum ordma_chan_phase {
  * ordma_chan_close() under @teardown, after it has stopped the worker and
  * destroyed the CM id (which waits for the handler). @listener, @peer_rx_size
  * and @cm_err are written by the CM handler before it completes @connected
- * or wakes the listener; readers come after that wake-up. Later only the
+ * or wakes the listener; readers come after that wake-up. @resolve_ms is
+ * set before the CM id can deliver an event. Later only the
  * worker raises @peer_rx_size (WRITE_ONCE; netlink reads it).
  */
 struct ordma_chan {
@@ -515,6 +518,7 @@ struct ordma_chan {
 
 	struct completion connected;
 	int cm_err;
+	u32 resolve_ms;
 	struct list_head dev_node;	/* odev->chans_lock */
 	bool in_setup;			/* odev->chans_lock */
 	struct ordma_listener *listener;

@@ -39,7 +39,6 @@
 #include "trace.h"
 
 #define ORDMA_CONNECT_TIMEOUT_MS	5000
-#define ORDMA_RESOLVE_TIMEOUT_MS	2000
 #define ORDMA_BACKLOG			128
 #define ORDMA_MIN_RNR_TIMER		IB_RNR_TIMER_000_32
 /*
@@ -248,7 +247,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		ret = rdma_resolve_route(cm_id, ORDMA_RESOLVE_TIMEOUT_MS);
+		ret = rdma_resolve_route(cm_id, chan->resolve_ms);
 		if (ret)
 			ordma_chan_connected(chan, ret);
 		break;
@@ -622,7 +621,12 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 	if (ret)
 		goto err_close;
 
-	ret = rdma_resolve_addr(cm_id, NULL, addr, ORDMA_RESOLVE_TIMEOUT_MS);
+	/*
+	 * The caller's timeout bounds the whole connect: the resolutions get
+	 * all of it, not a shorter limit of their own.
+	 */
+	chan->resolve_ms = timeout_ms;
+	ret = rdma_resolve_addr(cm_id, NULL, addr, timeout_ms);
 	if (ret)
 		goto err_close;
 

@@ -303,6 +303,8 @@ static int cp_send(const char *src, char *target)
 	struct stat sb;
 	socklen_t slen;
 	__u64 size, nchunks, next = 0, done = 0, sent = 0, mysum;
+	/* Bit d: chunk done + d was sent (completions may come out of order). */
+	unsigned int early = 0;
 	size_t chunk = CP_CHUNK, len;
 	long long n;
 	unsigned char *bufs;
@@ -408,15 +410,18 @@ static int cp_send(const char *src, char *target)
 			err("waiting", ret);
 			goto out;
 		}
-		if (cqe->cookie != done || cqe->res < 0 ||
-		    (__u64)cqe->res != (size - done * chunk < chunk ?
-					size - done * chunk : chunk)) {
+		if (cqe->cookie < done || cqe->cookie >= next ||
+		    early >> (cqe->cookie - done) & 1 || cqe->res < 0 ||
+		    (__u64)cqe->res != (size - cqe->cookie * chunk < chunk ?
+					size - cqe->cookie * chunk : chunk)) {
 			err("sending", cqe->res < 0 ? cqe->res : -EPROTO);
 			goto out;
 		}
+		early |= 1U << (cqe->cookie - done);
 		sent += cqe->res;
 		ordma_cqe_seen(o, cqe);
-		done++;
+		for (; early & 1; early >>= 1)
+			done++;
 		bar_show(&bar, sent);
 	}
 	bar_show(&bar, size);

@@ -439,8 +439,11 @@ static int fill_chunks(FIXTURE_DATA(tenant) *self, int go)
 			if (ioctl(fd, ORDMA_IOC_SUBMIT, &s))
 				return 4;
 	}
-	/* Let the sends take what they can; never past the share. */
-	for (i = 0; i < 20; i++) {
+	/*
+	 * Let the sends take what they can, for 2 s at least and until they
+	 * reach half the share (20 s at most on a slow guest); never past it.
+	 */
+	for (i = 0; i < 20 || (peak < USER_CHUNKS / 2 && i < 200); i++) {
 		usleep(100000);
 		held = chunks_held();
 		if (held > USER_CHUNKS)
