@@ -23,7 +23,7 @@ GUEST_TESTS := $(patsubst %.c,%,$(wildcard selftests/guest/*_test.c))
 HOST_TESTS  := $(patsubst %.c,%,$(wildcard selftests/host/*_test.c))
 TWOHOST_TESTS := $(patsubst %.c,%,$(wildcard selftests/twohost/*_test.c))
 
-.PHONY: all modules selftests deps lint check check-debug debug-kernel demo clean kbuild-all tools
+.PHONY: all modules selftests deps lint check check-debug soak debug-kernel demo clean kbuild-all tools
 
 TOOLS := tools/ordma-bench tools/ordma-ringbench tools/ordmactl
 
@@ -111,6 +111,15 @@ check:
 	@tools/deps
 	@$(MAKE) --no-print-directory all
 	@tools/check
+
+# The guest stage of make check N times (DEBUG=1: make check-debug's
+# guests too), then how often each test passed and every kernel report.
+N	?= 3
+DEBUG	?= 0
+soak:
+	@tools/deps
+	@$(MAKE) --no-print-directory all
+	@N=$(N) DEBUG=$(DEBUG) tools/soak
 
 # The guest selftests under KASAN, lockdep, kmemleak and fault injection
 # (tools/debug-kernel builds that kernel once, 12-20 minutes on 2 cores,
