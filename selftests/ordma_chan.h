@@ -48,6 +48,16 @@
 #define CHAN_REAP_MAX	256
 /* How long the many-channel handshake waits for its 4-byte messages. */
 #define CHAN_HANDSHAKE_MS 20000
+/*
+ * How long a CONNECT may take to end (established, refused, unreachable):
+ * a bound on a hang, with room for a loaded host and the debug kernel.
+ */
+#define CHAN_CONNECT_MS	30000
+/*
+ * How long a forked peer (or a program a test spawned) may take to start
+ * listening, to report back or to exit once told to: a bound on a hang.
+ */
+#define CHAN_PEER_MS	30000
 /* A port nobody in these tests ever listens on. */
 #define CHAN_PORT_UNUSED 17999
 
@@ -500,7 +510,7 @@ static inline int chan_connect(int fd, int family, unsigned short port,
 		memset(&c, 0, sizeof(c));
 		c.size = sizeof(c);
 		c.addr = chan_addr(family, NULL, port);
-		c.timeout_ms = 30000;
+		c.timeout_ms = CHAN_CONNECT_MS;
 		if (!ioctl(fd, ORDMA_IOC_CONNECT, &c)) {
 			*id = c.out_chan_id;
 			return 0;
@@ -772,7 +782,8 @@ static inline int chan_peer_start(struct chan_pair *p, int family,
 	}
 	close(sv[1]);
 	p->ctl = sv[0];
-	if (ctl_recv(p->ctl, &ret, sizeof(ret), 10000))
+	/* The peer's word that it listens, or why not. */
+	if (ctl_recv(p->ctl, &ret, sizeof(ret), CHAN_PEER_MS))
 		ret = -EPIPE;
 	return ret;
 }

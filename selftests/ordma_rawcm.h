@@ -145,9 +145,10 @@ static inline int rawcm_connect(struct rdma_event_channel *ec,
 	struct wire_cm priv;
 
 	rawcm_param(&param, &priv, version);
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, 2000) ||
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)dst,
+			      RAWCM_EVENT_MS) ||
 	    rawcm_event(ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
-	    rdma_resolve_route(id, 2000) ||
+	    rdma_resolve_route(id, RAWCM_EVENT_MS) ||
 	    rawcm_event(ec) != RDMA_CM_EVENT_ROUTE_RESOLVED ||
 	    rawcm_qp(id, buf, len, pd, cq, mr) ||
 	    rdma_connect(id, &param))

@@ -76,7 +76,7 @@ static void abi_done(struct __test_metadata *_metadata, struct chan_pair *p)
 	echo_roundtrip(_metadata, p->fd, p->chan[0], ECHO_LEN, 99);
 	echo_roundtrip(_metadata, p->fd, p->chan[0], 200 * KiB + 1, 98);
 	ASSERT_EQ(1, do_send(p->fd, p->chan[0], &q, 1));
-	ASSERT_EQ(0, chan_pair_join(p, 10000));
+	ASSERT_EQ(0, chan_pair_join(p, CHAN_PEER_MS));
 }
 
 /* An address with nothing mapped behind it. */
@@ -251,7 +251,8 @@ static void prepare(struct __test_metadata *_metadata, struct chan_pair *p,
 		struct ordma_connect *cn = &c->u.connect;
 
 		cn->addr = chan_addr(AF_INET, NULL, CHAN_PORT_UNUSED);
-		cn->timeout_ms = 3000;
+		/* Long enough for the refusal to come on a slow guest. */
+		cn->timeout_ms = CHAN_CONNECT_MS;
 		c->expect = ECONNREFUSED;
 		break;
 	}
@@ -305,7 +306,7 @@ static void prepare(struct __test_metadata *_metadata, struct chan_pair *p,
 
 		/* One completion waiting: the send of a message. */
 		send_msg(_metadata, p, c);
-		ASSERT_EQ(1, poll(&pfd, 1, 10000));
+		ASSERT_EQ(1, poll(&pfd, 1, CHAN_WAIT_MS));
 		w->flags = ORDMA_F_NONBLOCK;
 		w->cqes = (uintptr_t)c->cqes;
 		w->max = 4;
@@ -927,11 +928,15 @@ TEST_F_TIMEOUT(abi, connect_errors, 60)
 	struct ordma_addr a;
 	long long t0, dt;
 
+	/*
+	 * Refused: the answer comes well within CHAN_CONNECT_MS (the default
+	 * timeout, 0, may run out first on a slow guest).
+	 */
 	a = chan_addr(AF_INET, NULL, CHAN_PORT_UNUSED);
-	ASSERT_EQ(-1, connect_raw(p->fd, &a, 0));
+	ASSERT_EQ(-1, connect_raw(p->fd, &a, CHAN_CONNECT_MS));
 	ASSERT_EQ(ECONNREFUSED, errno);
 	a = chan_addr(AF_INET6, NULL, CHAN_PORT_UNUSED);
-	ASSERT_EQ(-1, connect_raw(p->fd, &a, 0));
+	ASSERT_EQ(-1, connect_raw(p->fd, &a, CHAN_CONNECT_MS));
 	ASSERT_EQ(ECONNREFUSED, errno);
 
 	a = chan_addr(AF_INET, NULL, CHAN_PORT_UNUSED);
@@ -941,7 +946,7 @@ TEST_F_TIMEOUT(abi, connect_errors, 60)
 
 	/* No route at all (the guest has no default route). */
 	a = chan_addr(AF_INET, "198.51.100.1", 4791);
-	ASSERT_EQ(-1, connect_raw(p->fd, &a, 2000));
+	ASSERT_EQ(-1, connect_raw(p->fd, &a, CHAN_CONNECT_MS));
 	ASSERT_TRUE(errno == ENETUNREACH || errno == EHOSTUNREACH)
 		TH_LOG("errno %d (%s)", errno, strerror(errno));
 
@@ -977,6 +982,7 @@ TEST_F_TIMEOUT(abi, connect_accept_longer_structs, 60)
 	memset(&big, 0, sizeof(big));
 	big.c.size = sizeof(big);
 	big.c.addr = chan_addr(AF_INET, NULL, q->port);
+	big.c.timeout_ms = CHAN_CONNECT_MS;
 	ASSERT_EQ(0, ioctl(q->fd, ORDMA_IOC_CONNECT, &big));
 	ASSERT_EQ(0ULL, big.tail[0]);
 	ASSERT_EQ(0ULL, big.tail[1]);
@@ -985,7 +991,7 @@ TEST_F_TIMEOUT(abi, connect_accept_longer_structs, 60)
 	echo_roundtrip(_metadata, q->fd, q->chan[0], 64 * KiB, 7);
 	ASSERT_EQ(1, do_send(q->fd, q->chan[0], &q_msg, 1));
 	/* The peer checked its accept tail, then echoed; 0 means all good. */
-	ASSERT_EQ(0, chan_pair_join(q, 10000));
+	ASSERT_EQ(0, chan_pair_join(q, CHAN_PEER_MS));
 	abi_done(_metadata, &self->p);
 }
 
@@ -1122,7 +1128,7 @@ TEST_F_TIMEOUT(abi, wait_errors, 60)
 	{
 		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 
-		ASSERT_EQ(1, poll(&pfd, 1, 10000));
+		ASSERT_EQ(1, poll(&pfd, 1, CHAN_WAIT_MS));
 	}
 	w.flags = ORDMA_F_NONBLOCK;
 	w.cqes = (uintptr_t)unmapped(4096);
@@ -1147,7 +1153,7 @@ TEST_F_TIMEOUT(abi, wait_errors, 60)
 	{
 		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 
-		ASSERT_EQ(1, poll(&pfd, 1, 10000));
+		ASSERT_EQ(1, poll(&pfd, 1, CHAN_WAIT_MS));
 	}
 	w.flags = 0;
 	w.min = 2;
@@ -1384,7 +1390,7 @@ TEST_F_TIMEOUT(abi, ids_belong_to_their_file, 60)
 	/* Another process, with a listener and a channel in its own file. */
 	ASSERT_EQ(0, chan_pair(q, AF_INET, chan_port(PORT_BASE), 1,
 			       peer_report_ids, NULL));
-	ASSERT_EQ(0, ctl_recv(q->ctl, ids, sizeof(ids), 10000));
+	ASSERT_EQ(0, ctl_recv(q->ctl, ids, sizeof(ids), CHAN_PEER_MS));
 
 	/* A fresh file of this process has no objects at all. */
 	fd2 = chan_open();
@@ -1405,7 +1411,7 @@ TEST_F_TIMEOUT(abi, ids_belong_to_their_file, 60)
 	/* The other process's channel is untouched. */
 	echo_roundtrip(_metadata, q->fd, q->chan[0], ECHO_LEN, 8);
 	ASSERT_EQ(1, do_send(q->fd, q->chan[0], &quit, 1));
-	ASSERT_EQ(0, chan_pair_join(q, 10000));
+	ASSERT_EQ(0, chan_pair_join(q, CHAN_PEER_MS));
 	abi_done(_metadata, p);
 }
 

@@ -421,7 +421,7 @@ FIXTURE_TEARDOWN(reuse)
 			shmctl(self->shm[i], IPC_RMID, NULL);
 	if (knob_write("mode", self->mode))
 		fprintf(stderr, "# could not restore mode %s\n", self->mode);
-	EXPECT_EQ(0, wait_released(20000));
+	EXPECT_EQ(0, wait_released(CHAN_WAIT_MS));
 }
 
 /*
@@ -1092,7 +1092,7 @@ FIXTURE_TEARDOWN(cache)
 			self->max_bytes);
 	if (knob_write("mode", self->mode))
 		fprintf(stderr, "# could not restore mode %s\n", self->mode);
-	EXPECT_EQ(0, wait_released(20000));
+	EXPECT_EQ(0, wait_released(CHAN_WAIT_MS));
 }
 
 /* The knob: 64 MiB until changed, reads back what was written. */
@@ -1129,7 +1129,7 @@ TEST_F_TIMEOUT(cache, hits, 120)
 	misses = counter("cache_misses");
 	ASSERT_EQ(0, link_fill_send(l, "first", buf, HIT_LEN, seed_of(80, 0)));
 	ASSERT_LT(misses, counter("cache_misses"));
-	ASSERT_EQ(0, wait_idle(10000));
+	ASSERT_EQ(0, wait_idle(CHAN_WAIT_MS));
 	ASSERT_LE(HIT_LEN / PAGE, counter("cache_pages"));
 
 	hits = counter("cache_hits");
@@ -1140,12 +1140,12 @@ TEST_F_TIMEOUT(cache, hits, 120)
 	ASSERT_EQ(0, link_fill_send(l, "new bytes", buf, HIT_LEN,
 				    seed_of(80, 1)));
 	ASSERT_LT(hits, counter("cache_hits"));
-	ASSERT_EQ(0, wait_idle(10000));
+	ASSERT_EQ(0, wait_idle(CHAN_WAIT_MS));
 
 	inv = counter("cache_invalidations");
 	ASSERT_EQ(0, munmap(buf, HIT_LEN));
-	ASSERT_EQ(0, wait_above("cache_invalidations", inv, 5000));
-	ASSERT_EQ(0, wait_released(10000));
+	ASSERT_EQ(0, wait_above("cache_invalidations", inv, CHAN_WAIT_MS));
+	ASSERT_EQ(0, wait_released(CHAN_WAIT_MS));
 	ASSERT_EQ(0, link_end(l));
 }
 
@@ -1173,7 +1173,7 @@ TEST_F_TIMEOUT(cache, disabled, 120)
 		 * after the transfer let go of it (pages_pinned): wait for
 		 * that; a range kept would stay.
 		 */
-		ASSERT_EQ(0, wait_released(10000));
+		ASSERT_EQ(0, wait_released(CHAN_WAIT_MS));
 	}
 	ASSERT_EQ(hits, counter("cache_hits"));
 	ASSERT_EQ(0, link_end(l));
@@ -1356,7 +1356,7 @@ static int exit_child(int report, int killed)
 		PEER_EQ(0, link_fill_send(&l, "before exit", buf, EX_LEN,
 					  seed_of(100, i)));
 	}
-	PEER_EQ(0, wait_idle(10000));
+	PEER_EQ(0, wait_idle(CHAN_WAIT_MS));
 	cached = counter("cache_pages");
 	PEER_EQ(sizeof(cached), write(report, &cached, sizeof(cached)));
 	if (!killed)
@@ -1369,7 +1369,8 @@ static int exit_child(int report, int killed)
 		PEER_EQ(0, xsubmit(l.p.fd, ORDMA_OP_SEND, l.p.chan[0], buf,
 				   EX_BIG, i, 0, 0, 0));
 	}
-	end = chan_now_ms() + 10000;
+	/* Killed once they pin (the state this is about), however slow. */
+	end = chan_now_ms() + CHAN_WAIT_MS;
 	do {
 		PEER_EQ(0, chan_info(l.p.fd, l.p.chan[0], &ci));
 		chan_sleep_ms(5);
@@ -1408,7 +1409,7 @@ static void exit_releases(struct __test_metadata *_metadata, int killed)
 	TH_LOG("%llu pages cached before the child went", cached);
 	/* It had cached its buffers: there was something to give back. */
 	ASSERT_LE(EX_N * EX_LEN / PAGE, cached);
-	ASSERT_EQ(0, wait_released(20000));
+	ASSERT_EQ(0, wait_released(CHAN_WAIT_MS));
 }
 
 TEST_F_TIMEOUT(cache, exit_releases, 120)

@@ -468,7 +468,7 @@ TEST_F_TIMEOUT(chan, poll_reports_completions, 60)
 
 	/* The message arrives: POLLIN until the completion is reaped. */
 	ASSERT_EQ(0, ctl_signal(p->ctl, 'G'));
-	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_EQ(1, poll(&pfd, 1, CHAN_WAIT_MS));
 	ASSERT_EQ(POLLIN, pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL));
 	ASSERT_EQ(1, poll(&pfd, 1, 0));
 	ASSERT_EQ(0, xwait(p->fd, &cqe, 0));
@@ -496,7 +496,7 @@ TEST_F_TIMEOUT(chan, poll_reports_completions, 60)
 #define I_WIN		(512 * KiB)
 #define I_TO_PEER	(I_SEND + I_WRITE)
 #define I_FROM_PEER	(8 + I_BACK + I_READ)
-#define SETTLE_MS	10000
+#define SETTLE_MS	30000
 
 struct info_report {
 	struct ordma_chan_info start, end;
@@ -669,7 +669,7 @@ static int peer_info(struct chan_pair *p, void *arg)
 	return 0;
 }
 
-TEST_F_TIMEOUT(chan, chan_info_counters, 60)
+TEST_F_TIMEOUT(chan, chan_info_counters, 120)
 {
 	struct chan_pair *p = &self->p;
 	unsigned char *sbuf = chan_buf(I_WRITE, 1), *rbuf = chan_buf(I_READ, 3);
@@ -828,14 +828,24 @@ TEST_F_TIMEOUT(chan, messages_outlive_the_peer, 60)
 {
 	struct chan_pair *p = &self->p;
 	unsigned char *buf = chan_buf(2 * MiB, 3);
+	struct ordma_chan_info ci;
 	struct ordma_cqe cqe;
+	long long end;
 	int ret;
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(PORT_BASE), 1,
 			       peer_send_and_leave, NULL));
 	ASSERT_EQ(0, chan_pair_join(p, 30000));
-	chan_sleep_ms(200);	/* let the disconnect arrive first */
+	/* The disconnect arrives first: wait until the channel says so. */
+	end = chan_now_ms() + 30000;
+	do {
+		ASSERT_EQ(0, chan_info(p->fd, p->chan[0], &ci));
+		if (ci.out_state != ORDMA_CHAN_CONNECTED)
+			break;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	ASSERT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
 
 	for (int i = 0; i < 3; i++) {
 		memset(buf, 0, 2 * MiB);

@@ -67,7 +67,7 @@ TEST(no_pd_while_idle)
 TEST(a_pd_per_channel_end)
 {
 	struct ordma_listen l = { .size = sizeof(l) };
-	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 20000 };
 	int fd = open("/dev/ordma", O_RDWR | O_CLOEXEC), tries = 0;
 
 	ASSERT_LE(0, fd);
@@ -79,7 +79,8 @@ TEST(a_pd_per_channel_end)
 	ASSERT_EQ(0, ioctl(fd, ORDMA_IOC_CONNECT, &c));
 	EXPECT_TRUE(pds_listed(2));
 	close(fd);
-	while (pd_listed() && tries++ < 100)
+	/* The PDs go as the channel ends are torn down: 20 s at least. */
+	while (pd_listed() && tries++ < 2000)
 		usleep(10000);
 	EXPECT_FALSE(pd_listed());
 }

@@ -585,7 +585,7 @@ static int channel_works(unsigned int step)
 	res = do_send(p.fd, p.chan[0], "Q", 1);
 	if (res != 1)
 		goto out;
-	res = chan_pair_join(&p, 10000);
+	res = chan_pair_join(&p, CHAN_PEER_MS);
 	ret = res ? -1 : 0;
 out:
 	if (ret)
@@ -600,7 +600,7 @@ out:
 static int pool_idle(void)
 {
 	unsigned long long chans = 1, total = 0, free_ = 1;
-	long long end = chan_now_ms() + 10000;
+	long long end = chan_now_ms() + CHAN_WAIT_MS;
 
 	do {
 		if (!sysfs_get("channels", &chans) &&

@@ -322,7 +322,7 @@ TEST_F_TIMEOUT(kapi, sizes, 600)
 		kt_echo_one(_metadata, self->fd, self->chan[0], sizes[i],
 			    1 + 2 * i, 4095 - 2 * i);
 	EXPECT_EQ(1, kt_stat("chans"));
-	EXPECT_EQ(n, kt_stat_wait("msgs", n, 10000));
+	EXPECT_EQ(n, kt_stat_wait("msgs", n, KT_WAIT_MS));
 	kt_finish(_metadata, &self->fd);
 }
 
@@ -336,7 +336,7 @@ TEST_F_TIMEOUT(kapi, many_channels, 600)
 	for (i = 0; i < nchan; i++)
 		ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT,
 					  &self->chan[i]));
-	ASSERT_EQ(nchan, kt_stat_wait("chans", nchan, 10000));
+	ASSERT_EQ(nchan, kt_stat_wait("chans", nchan, KT_WAIT_MS));
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < nchan; i++) {
 			/* From 4 KiB + 1 to 1 MiB + 4 KiB + odd. */
@@ -350,7 +350,8 @@ TEST_F_TIMEOUT(kapi, many_channels, 600)
 		for (i = 0; i < nchan; i++)
 			kt_msg_free(&m[i]);
 	}
-	EXPECT_EQ(nchan * rounds, kt_stat_wait("msgs", nchan * rounds, 10000));
+	EXPECT_EQ(nchan * rounds, kt_stat_wait("msgs", nchan * rounds,
+					       KT_WAIT_MS));
 	kt_finish(_metadata, &self->fd);
 }
 
@@ -400,7 +401,7 @@ TEST_F_TIMEOUT(kapi, queued_messages, 300)
 	}
 	for (i = 0; i < 3; i++)
 		kt_msg_free(&m[i]);
-	EXPECT_EQ(3, kt_stat_wait("msgs", 3, 10000));
+	EXPECT_EQ(3, kt_stat_wait("msgs", 3, KT_WAIT_MS));
 	kt_finish(_metadata, &self->fd);
 }
 
@@ -421,7 +422,7 @@ TEST_F_TIMEOUT(kapi, user_closes_mid_stream, 300)
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[1]));
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[2]));
-	ASSERT_EQ(3, kt_stat_wait("chans", 3, 10000));
+	ASSERT_EQ(3, kt_stat_wait("chans", 3, KT_WAIT_MS));
 
 	/* 1: closed while its message goes out. */
 	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_SEND, self->chan[0], buf, len,
@@ -523,7 +524,7 @@ TEST_F_TIMEOUT(kapi, device_removed, 300)
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, kt_load("idle=1"));
 	ASSERT_EQ(0, chan_connect(self->fd, AF_INET, KT_PORT, &self->chan[0]));
-	ASSERT_EQ(1, kt_stat_wait("chans", 1, 10000));
+	ASSERT_EQ(1, kt_stat_wait("chans", 1, KT_WAIT_MS));
 	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
 			     64 * KiB, 77, 0, 0, 0));
 
@@ -1003,7 +1004,7 @@ TEST_F_TIMEOUT(kapi, kernel_selftest, 300)
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, kt_load("selftest=1"));
 	ASSERT_EQ(before + 1, dmesg_count(passed));
-	EXPECT_EQ(6 * 3, kt_stat_wait("msgs", 6 * 3, 10000));
+	EXPECT_EQ(6 * 3, kt_stat_wait("msgs", 6 * 3, KT_WAIT_MS));
 	/* Its end of the selftest's channel is closed once the peer left. */
 	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
 	/* And it serves this process as well. */

@@ -126,7 +126,7 @@ static int lib_pair(struct lib_pair *p, int family, lib_peer_fn fn, void *arg)
 	}
 	close(sv[1]);
 	p->ctl = sv[0];
-	if (ctl_recv(p->ctl, &ret, sizeof(ret), 10000))
+	if (ctl_recv(p->ctl, &ret, sizeof(ret), CHAN_PEER_MS))
 		return -EPIPE;
 	if (ret) {
 		fprintf(stderr, "# peer could not listen on port %u: %s\n",
@@ -1264,7 +1264,7 @@ TEST_F_TIMEOUT(prog, examples_sender_receiver, 60)
 	sargv[5] = NULL;
 	rp = spawn(rlog, rargv, NULL);
 	ASSERT_LT(0, rp);
-	ASSERT_EQ(0, wait_log(rlog, "listening", rp, 10000));
+	ASSERT_EQ(0, wait_log(rlog, "listening", rp, CHAN_PEER_MS));
 	sp = spawn(slog, sargv, NULL);
 	ASSERT_LT(0, sp);
 	ss = reap_child(sp, 30000);
@@ -1397,7 +1397,7 @@ static int run_ordmacp(const char *listen, const char *src,
 	rp = spawn(rlog, rargv, env);
 	if (rp < 0)
 		return -errno;
-	ret = wait_log(rlog, "listening", rp, 10000);
+	ret = wait_log(rlog, "listening", rp, CHAN_PEER_MS);
 	if (ret) {
 		dump_log("ordmacp --listen", rlog);
 		kill(rp, SIGKILL);

@@ -187,7 +187,7 @@ FIXTURE_TEARDOWN(mode)
 	chan_pair_destroy(&self->p);
 	if (knob_write("mode", self->saved))
 		fprintf(stderr, "# could not restore mode\n");
-	EXPECT_EQ(0, wait_unpinned(10000));
+	EXPECT_EQ(0, wait_unpinned(CHAN_WAIT_MS));
 }
 
 /* The knob itself: every name, a trailing newline, and garbage. */
@@ -420,10 +420,13 @@ static const size_t sw_len[SW_N] = {
 #define SW_FAULT_OK	150000
 #define SW_FAULT_MAP	(256 * 1024)
 
-/* Until the channel pins at least @pages (the window), for up to 10 s. */
+/*
+ * Until the channel pins at least @pages (the window), for up to
+ * CHAN_WAIT_MS.
+ */
 static int wait_chan_pinned(int fd, __u32 c, unsigned long long pages)
 {
-	long long end = chan_now_ms() + 10000;
+	long long end = chan_now_ms() + CHAN_WAIT_MS;
 	struct ordma_chan_info ci;
 
 	for (;;) {
@@ -676,7 +679,7 @@ FIXTURE_TEARDOWN(life)
 	chan_pair_destroy(&self->p);
 	if (knob_write("mode", self->saved))
 		fprintf(stderr, "# could not restore mode\n");
-	EXPECT_EQ(0, wait_unpinned(10000));
+	EXPECT_EQ(0, wait_unpinned(CHAN_WAIT_MS));
 }
 
 /*

@@ -54,6 +54,14 @@ struct wire_hdr {
 #define WIRE_SIMM_MAX	16384
 #define IOVA_BASE	(1ULL << 40)	/* kernel/chan.h, ORDMA_IOVA_BASE */
 
+/*
+ * How long the hostile peer waits for ordma's answer, a completion or a
+ * state: a bound on a hang, with room for a loaded host and the debug
+ * kernel. Its loops poll 1 ms apart and count the polls, so they wait at
+ * least this long.
+ */
+#define PROTO_WAIT_MS	RAWCM_EVENT_MS
+
 FIXTURE(proto) {
 	int fd;
 	__u32 listener;
@@ -161,7 +169,7 @@ static int hostile_post(FIXTURE_DATA(proto) *self, struct ibv_send_wr *wr,
 
 	if (ibv_post_send(self->id->qp, wr, &bad))
 		return -1;
-	while (tries++ < 5000) {
+	while (tries++ < PROTO_WAIT_MS) {
 		n = ibv_poll_cq(self->cq, 1, &wc);
 		if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS))
 			return -1;
@@ -362,7 +370,8 @@ TEST_F(proto, fault_is_an_event)
 	ASSERT_EQ(0, hostile_send(self, sizeof(h) + 100));
 	EXPECT_EQ(-EPROTO, wait_res(self->fd));
 
-	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 10000));
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT,
+				    PROTO_WAIT_MS));
 	EXPECT_STREQ("rxe0", reply_str(&g, ORDMA_NL_A_DEV_NAME));
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
 	EXPECT_EQ((uint32_t)EPROTO, v);
@@ -647,7 +656,7 @@ TEST_F(proto, send_waits_for_credit)
 	wr.sg_list = &sge;
 	ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
 	imm_len = UINT32_MAX;
-	k = credit_wait_payload(self, 10000, &imm_len);
+	k = credit_wait_payload(self, PROTO_WAIT_MS, &imm_len);
 	ASSERT_LT(0, k);
 	m = (struct wire_hdr *)(self->buf + 1024 * k);
 	if (imm_len != UINT32_MAX) {
@@ -865,7 +874,7 @@ static int place_post(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 		return -1;
 	for (;;) {
 		n = ibv_poll_cq(self->cq, 1, &wc);
-		if (n < 0 || (n == 0 && tries++ > 10000))
+		if (n < 0 || (n == 0 && tries++ > PROTO_WAIT_MS))
 			return -1;
 		if (n == 0) {
 			usleep(1000);
@@ -1327,13 +1336,13 @@ TEST_F(proto, peer_places_write_into_window)
 	munmap(win, PL_LEN);
 }
 
-/* Wait (10 s at most) until the window holds the @n bytes of @src. */
+/* Until the window holds the @n bytes of @src: 0, or -1 after PROTO_WAIT_MS. */
 static int window_holds(const unsigned char *win, const unsigned char *src,
 			size_t n)
 {
 	int tries;
 
-	for (tries = 0; tries < 10000; tries++) {
+	for (tries = 0; tries < PROTO_WAIT_MS; tries++) {
 		if (!memcmp(win, src, n))
 			return 0;
 		usleep(1000);
@@ -1518,7 +1527,8 @@ static int sysfs_put(const char *attr, unsigned long long v)
 /* A loopback channel of ours on another listener of @fd: 0 or -1. */
 static int own_pair(int fd, const char *name, unsigned int salt)
 {
-	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_connect c = { .size = sizeof(c),
+				   .timeout_ms = PROTO_WAIT_MS };
 	struct ordma_accept a = { .size = sizeof(a) };
 	struct ordma_listen l;
 
@@ -1717,7 +1727,7 @@ TEST_F_TIMEOUT(proto, unaccepted_peer_reads_no_window, 300)
 	for (;;) {
 		n = ibv_poll_cq(self->cq, 1, &wc);
 		ASSERT_LE(0, n);
-		ASSERT_GT(10000, tries);
+		ASSERT_GT(PROTO_WAIT_MS, tries);
 		if (n == 0) {
 			tries++;
 			usleep(1000);
@@ -1766,7 +1776,8 @@ TEST_F_TIMEOUT(proto, revoke_flood_without_receives_closes_channel, 300)
 	h->opcode = WIRE_REVOKE;
 	slab0 = meminfo("SUnreclaim");
 	ASSERT_LT(0, slab0);
-	while (sent < 100000 && idle < 5000) {
+	/* Until the channel fails, or ordma takes nothing for a long time. */
+	while (sent < 100000 && idle < PROTO_WAIT_MS) {
 		while (posted < 8) {
 			h->op_id = 1000 + sent + posted;	/* REVOKE's token */
 			ASSERT_EQ(0, ibv_post_send(self->id->qp, &wr, &bad));
@@ -1817,7 +1828,7 @@ static int token_try(FIXTURE_DATA(proto) *self, struct place_peer *pp,
 		if (chan_state(self, chan) != ORDMA_CHAN_CONNECTED)
 			return 1;
 		n = ibv_poll_cq(self->cq, 1, &wc);
-		if (n < 0 || tries++ > 10000)
+		if (n < 0 || tries++ > PROTO_WAIT_MS)
 			return -1;
 		if (n)
 			place_note_recv(self, pp, &wc);
@@ -1934,12 +1945,14 @@ TEST_F_TIMEOUT(proto, peer_taking_nothing_times_out, 300)
 	 */
 	cl.id = a.out_chan_id;
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_CLOSE, &cl));
-	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT, 10000));
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_PEER_FAULT,
+				    PROTO_WAIT_MS));
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
 	EXPECT_EQ((uint32_t)ETIMEDOUT, v);
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_CHAN_QPN, &v));
 	EXPECT_EQ(peer_qpn(self), v);
-	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_CHAN_DOWN, 10000));
+	ASSERT_EQ(0, gnl_event_wait(&g, ORDMA_NL_CMD_CHAN_DOWN,
+				    PROTO_WAIT_MS));
 	ASSERT_TRUE(reply_u32(&g, ORDMA_NL_A_ERRNO, &v));
 	EXPECT_EQ((uint32_t)ETIMEDOUT, v);
 	close(g.fd);
@@ -1972,9 +1985,10 @@ static int raw_connect(FIXTURE_DATA(proto) *self, struct raw_peer *rp)
 	memset(rp, 0, sizeof(*rp));
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
 	if (rdma_create_id(self->ec, &rp->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(rp->id, NULL, (struct sockaddr *)&sin, 2000) ||
+	    rdma_resolve_addr(rp->id, NULL, (struct sockaddr *)&sin,
+			      RAWCM_EVENT_MS) ||
 	    rawcm_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
-	    rdma_resolve_route(rp->id, 2000) ||
+	    rdma_resolve_route(rp->id, RAWCM_EVENT_MS) ||
 	    rawcm_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return -1;
 	rp->pd = ibv_alloc_pd(rp->id->verbs);
@@ -2120,7 +2134,7 @@ static int place_stale_write(struct __test_metadata *_metadata,
 	for (;;) {
 		k = ibv_poll_cq(self->cq, 1, &wc);
 		ASSERT_LE(0, k);
-		ASSERT_GT(10000, tries);
+		ASSERT_GT(PROTO_WAIT_MS, tries);
 		if (k && wc.opcode == IBV_WC_RECV) {
 			place_note_recv(self, pp, &wc);
 			continue;
@@ -2298,7 +2312,7 @@ TEST_F_TIMEOUT(proto, parked_channel_slows_peer_retries, 300)
 	EXPECT_GE(2ULL * (ms / PARKED_RNR_MS + 2), n1 - n0);
 
 	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
-	while (done < 8 && tries++ < 10000) {
+	while (done < 8 && tries++ < PROTO_WAIT_MS) {
 		n = ibv_poll_cq(rp.cq, 8, wc);
 		ASSERT_LE(0, n);
 		for (k = 0; k < n; k++)
@@ -2322,7 +2336,8 @@ TEST_F_TIMEOUT(proto, parked_channel_slows_peer_retries, 300)
 TEST_F_TIMEOUT(proto, unaccepted_stallers_leave_the_pool, 300)
 {
 	struct ordma_listen l = { .size = sizeof(l) };
-	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_connect c = { .size = sizeof(c),
+				   .timeout_ms = PROTO_WAIT_MS };
 	struct ordma_accept a = { .size = sizeof(a) };
 	struct ordma_submit s = { .size = sizeof(s) };
 	struct ordma_cqe cqe[2];
@@ -2496,9 +2511,10 @@ static int fz_connect(FIXTURE_DATA(proto) *self, struct fuzz_peer *fp,
 	memset(fp, 0, sizeof(*fp));
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
 	if (rdma_create_id(self->ec, &fp->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(fp->id, NULL, (struct sockaddr *)&sin, 2000) ||
+	    rdma_resolve_addr(fp->id, NULL, (struct sockaddr *)&sin,
+			      RAWCM_EVENT_MS) ||
 	    rawcm_event(self->ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
-	    rdma_resolve_route(fp->id, 2000) ||
+	    rdma_resolve_route(fp->id, RAWCM_EVENT_MS) ||
 	    rawcm_event(self->ec) != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return -1;
 	fp->pd = ibv_alloc_pd(fp->id->verbs);
@@ -2655,7 +2671,8 @@ static void fresh_channel_works(struct __test_metadata *_metadata,
 				FIXTURE_DATA(proto) *self)
 {
 	struct ordma_listen l = { .size = sizeof(l) };
-	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_connect c = { .size = sizeof(c),
+				   .timeout_ms = PROTO_WAIT_MS };
 	struct ordma_accept a = { .size = sizeof(a) };
 	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_RECV,
 				  .len = PL_LEN };

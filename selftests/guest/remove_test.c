@@ -76,7 +76,9 @@ static void receiver(unsigned short port, int ready, int result)
 
 static int connect_to(int fd, unsigned short port, __u32 *chan)
 {
-	struct ordma_connect c = { .size = sizeof(c), .addr = addr4(port) };
+	/* Not the 5 s default: a slow guest may take longer to connect. */
+	struct ordma_connect c = { .size = sizeof(c), .addr = addr4(port),
+				   .timeout_ms = 20000 };
 
 	if (ioctl(fd, ORDMA_IOC_CONNECT, &c))
 		return -errno;

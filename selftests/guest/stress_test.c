@@ -502,7 +502,7 @@ TEST_F_TIMEOUT(abort, mid_transfer, 120)
 			     0, 0));
 	ASSERT_EQ(0, ctl_signal(p->ctl, 'G'));
 	ASSERT_EQ(0, ctl_expect(p->ctl, 'S', 30000));
-	end = chan_now_ms() + 3000;
+	end = chan_now_ms() + 30000;
 	do {
 		ASSERT_EQ(0, chan_info(p->fd, p->chan[0], &ci));
 		moved = variant->peer_sends ? ci.out_bytes_rx : ci.out_bytes_tx;
@@ -511,7 +511,7 @@ TEST_F_TIMEOUT(abort, mid_transfer, 120)
 		usleep(500);
 	} while (chan_now_ms() < end);
 	if (!moved)
-		TH_LOG("no byte counted after 3 s; going on regardless");
+		TH_LOG("no byte counted after 30 s; going on regardless");
 	ASSERT_EQ(1ULL, ci.out_inflight)
 		TH_LOG("the transfer finished before the peer went away");
 

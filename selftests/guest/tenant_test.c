@@ -24,6 +24,11 @@
 #define MAX_OPS		32
 #define NOBODY		65534
 #define OTHER		65533
+/*
+ * How long a connect or a wait for a completion may take: a bound on a
+ * hang, with room for a loaded host and the debug kernel.
+ */
+#define TENANT_WAIT_MS	30000
 
 static int param_rw(const char *name, const char *set, char *old, size_t n)
 {
@@ -97,7 +102,8 @@ FIXTURE_TEARDOWN(tenant)
 /* Connect @fd to the fixture's listener: 0 or errno. */
 static int tconnect(FIXTURE_DATA(tenant) *self, int fd, __u32 *id)
 {
-	struct ordma_connect c = { .size = sizeof(c), .timeout_ms = 10000 };
+	struct ordma_connect c = { .size = sizeof(c),
+				   .timeout_ms = TENANT_WAIT_MS };
 
 	c.addr.family = AF_INET;
 	c.addr.port = htons(self->port);
@@ -254,7 +260,7 @@ static void while_capped(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("step %d", WEXITSTATUS(st));
 }
 
-TEST_F(tenant, channels_stop_at_the_bound)
+TEST_F_TIMEOUT(tenant, channels_stop_at_the_bound, 120)
 {
 	int fd = open("/dev/ordma", O_RDWR), i;
 
@@ -323,7 +329,8 @@ static int fill_ops(FIXTURE_DATA(tenant) *self, int go)
 	struct ordma_close cl = { .size = sizeof(cl) };
 	struct ordma_cqe c[MAX_OPS];
 	struct ordma_wait w = { .size = sizeof(w), .cqes = (uintptr_t)c,
-				.max = MAX_OPS, .min = 1, .timeout_ms = 5000 };
+				.max = MAX_OPS, .min = 1,
+				.timeout_ms = TENANT_WAIT_MS };
 	int fd = open("/dev/ordma", O_RDWR), i;
 	__u32 a = 0, b = 0;
 
@@ -360,7 +367,7 @@ static int other_ops(FIXTURE_DATA(tenant) *self, int go)
 	return trecv(fd, a, buf) == EDQUOT ? 0 : 3;
 }
 
-TEST_F(tenant, operations_stop_at_the_bound)
+TEST_F_TIMEOUT(tenant, operations_stop_at_the_bound, 120)
 {
 	while_capped(_metadata, self, fill_ops, other_ops);
 	EXPECT_EQ(0, as_user(self, NOBODY, other_ops, -1));
@@ -389,7 +396,8 @@ static unsigned long long chunks_held(void)
 static int loop_pair(int fd, unsigned short port, __u32 *a, __u32 *c)
 {
 	struct ordma_listen l = { .size = sizeof(l) };
-	struct ordma_connect cn = { .size = sizeof(cn), .timeout_ms = 10000 };
+	struct ordma_connect cn = { .size = sizeof(cn),
+				    .timeout_ms = TENANT_WAIT_MS };
 	struct ordma_accept ac = { .size = sizeof(ac) };
 
 	l.addr.family = AF_INET;
@@ -441,9 +449,9 @@ static int fill_chunks(FIXTURE_DATA(tenant) *self, int go)
 	}
 	/*
 	 * Let the sends take what they can, for 2 s at least and until they
-	 * reach half the share (20 s at most on a slow guest); never past it.
+	 * reach half the share (60 s at most on a slow guest); never past it.
 	 */
-	for (i = 0; i < 20 || (peak < USER_CHUNKS / 2 && i < 200); i++) {
+	for (i = 0; i < 20 || (peak < USER_CHUNKS / 2 && i < 600); i++) {
 		usleep(100000);
 		held = chunks_held();
 		if (held > USER_CHUNKS)
@@ -465,7 +473,7 @@ static int other_chunks(FIXTURE_DATA(tenant) *self, int go)
 	struct ordma_submit s = { .size = sizeof(s), .len = sizeof(src) };
 	struct ordma_cqe cqe;
 	struct ordma_wait w = { .size = sizeof(w), .cqes = (uintptr_t)&cqe,
-				.max = 1, .timeout_ms = 10000 };
+				.max = 1, .timeout_ms = TENANT_WAIT_MS };
 	int fd = open("/dev/ordma", O_RDWR), i;
 	__u32 a = 0, c = 0;
 
@@ -497,7 +505,7 @@ static int other_chunks(FIXTURE_DATA(tenant) *self, int go)
  * together, however much they have to move: another user's channel moves
  * its bytes meanwhile.
  */
-TEST_F(tenant, pool_share_stops_at_the_bound)
+TEST_F_TIMEOUT(tenant, pool_share_stops_at_the_bound, 180)
 {
 	char old[32], v[16];
 

@@ -23,6 +23,8 @@
 #define PROGRESS_MS	2000
 #define CUT_US		500000
 #define FAIL_BOUND_S	30
+/* How long a receive on a deleted device may take to fail: a bound. */
+#define ENODEV_BOUND_MS	60000
 
 FIXTURE(cut) {
 	struct ordma *o;
@@ -82,10 +84,12 @@ FIXTURE_TEARDOWN(cut)
  * Host 2: receive messages until one fails or the child @pid has cut the
  * link and given it back (its status in *@st); a receive that neither
  * completes nor fails meanwhile (the link was down: nothing told us) is
- * left to the close. Return: the last receive's result, or 0 if none
- * ended after the cut.
+ * left to the close; with @device_goes the receive under way must fail,
+ * and is waited for up to ENODEV_BOUND_MS. Return: the last receive's
+ * result, or 0 if none ended after the cut.
  */
-static int64_t receive_until_cut(FIXTURE_DATA(cut) *self, pid_t pid, int *st)
+static int64_t receive_until_cut(FIXTURE_DATA(cut) *self, pid_t pid, int *st,
+				 bool device_goes)
 {
 	struct ordma_cqe *cqe;
 	bool child = false;
@@ -113,7 +117,9 @@ static int64_t receive_until_cut(FIXTURE_DATA(cut) *self, pid_t pid, int *st)
 	if (!child)
 		waitpid(pid, st, 0);
 	/* A device that went: its channel's receive fails soon after. */
-	if (!res && !ordma_wait_cqe_timeout(self->o, &cqe, 10000)) {
+	if (!res && !ordma_wait_cqe_timeout(self->o, &cqe,
+					    device_goes ? ENODEV_BOUND_MS :
+					    10000)) {
 		res = cqe->res;
 		ordma_cqe_seen(self->o, cqe);
 	}
@@ -141,7 +147,7 @@ TEST_F_TIMEOUT(cut, under_a_transfer, 300)
 			sleep(variant->gone_for_s);
 			_exit(ordma_sh("%s", variant->up) ? 2 : 0);
 		}
-		n = receive_until_cut(self, pid, &st);
+		n = receive_until_cut(self, pid, &st, variant->device_goes);
 		ASSERT_EQ(0, WEXITSTATUS(st));
 		if (variant->device_goes)
 			EXPECT_EQ(-ENODEV, n);
