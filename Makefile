@@ -37,6 +37,9 @@ NL_LIBS	  := $(if $(NL_FOUND),$(shell pkg-config --libs $(NL_PKG)))
 
 all: modules selftests $(TOOLS)
 
+# Kbuild runs its jobs in parallel on every CPU unless make was given -j.
+KJOBS	= $(if $(findstring j,$(filter-out --%,$(MAKEFLAGS))),,-j$(shell nproc))
+
 tools: $(TOOLS)
 
 tools/%: tools/%.c include/uapi/linux/ordma.h
@@ -52,7 +55,7 @@ tools/ordma-ringbench: tools/ordma-ringbench.c selftests/ordma_ring.h include/ua
 
 modules:
 	@[ -d "$(KDIR)" ] || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(KJOBS) modules
 
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1 at
 # build time; they are never committed.
