@@ -86,7 +86,16 @@ static int connect_to(int fd, unsigned short port, __u32 *chan)
 	return 0;
 }
 
-TEST(link_delete_during_transfer)
+/*
+ * Its own waits (a connect, a failed send and receive, a new device and a
+ * transfer over it) run past the harness's default 30 s on a slow debug
+ * guest: a fixture, for a timeout that bounds them (stop 42).
+ */
+FIXTURE(remove) {};
+FIXTURE_SETUP(remove) {}
+FIXTURE_TEARDOWN(remove) {}
+
+TEST_F_TIMEOUT(remove, link_delete_during_transfer, 180)
 {
 	int ready[2], result[2], fd, st;
 	struct ordma_chan_info ci = { .size = sizeof(ci) };
