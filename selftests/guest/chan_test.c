@@ -753,12 +753,30 @@ TEST_F_TIMEOUT(chan, chan_info_counters, 120)
  * ENOTCONN (the ABI allows either the submit or its completion to carry it).
  * Closing the channel then forgets it.
  */
+/*
+ * Until channel @chan is no longer connected (30 s at most): 0 with its
+ * info in @ci, or the error of reading it.
+ */
+static int wait_not_connected(int fd, __u32 chan, struct ordma_chan_info *ci)
+{
+	long long end = chan_now_ms() + 30000;
+	int ret;
+
+	do {
+		ret = chan_info(fd, chan, ci);
+		if (ret || ci->out_state != ORDMA_CHAN_CONNECTED)
+			return ret;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	return 0;
+}
+
 TEST_F_TIMEOUT(chan, peer_exit_disconnects, 60)
 {
 	struct chan_pair *p = &self->p;
 	unsigned char *buf = chan_buf(4096, 1);
 	struct ordma_chan_info ci;
-	long long res[2] = { 1, 1 }, end;
+	long long res[2] = { 1, 1 };
 	struct ordma_cqe cqe;
 	int ret, i;
 
@@ -781,13 +799,7 @@ TEST_F_TIMEOUT(chan, peer_exit_disconnects, 60)
 	ASSERT_EQ(1, res[1]);
 	ASSERT_EQ(-ENOTCONN, res[0]);
 
-	end = chan_now_ms() + 30000;
-	do {
-		ASSERT_EQ(0, chan_info(p->fd, p->chan[0], &ci));
-		if (ci.out_state != ORDMA_CHAN_CONNECTED)
-			break;
-		chan_sleep_ms(20);
-	} while (chan_now_ms() < end);
+	ASSERT_EQ(0, wait_not_connected(p->fd, p->chan[0], &ci));
 	ASSERT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
 	ASSERT_EQ(0ULL, ci.out_inflight);
 
@@ -830,7 +842,6 @@ TEST_F_TIMEOUT(chan, messages_outlive_the_peer, 60)
 	unsigned char *buf = chan_buf(2 * MiB, 3);
 	struct ordma_chan_info ci;
 	struct ordma_cqe cqe;
-	long long end;
 	int ret;
 
 	ASSERT_NE(NULL, buf);
@@ -838,13 +849,7 @@ TEST_F_TIMEOUT(chan, messages_outlive_the_peer, 60)
 			       peer_send_and_leave, NULL));
 	ASSERT_EQ(0, chan_pair_join(p, 30000));
 	/* The disconnect arrives first: wait until the channel says so. */
-	end = chan_now_ms() + 30000;
-	do {
-		ASSERT_EQ(0, chan_info(p->fd, p->chan[0], &ci));
-		if (ci.out_state != ORDMA_CHAN_CONNECTED)
-			break;
-		chan_sleep_ms(20);
-	} while (chan_now_ms() < end);
+	ASSERT_EQ(0, wait_not_connected(p->fd, p->chan[0], &ci));
 	ASSERT_EQ((__u32)ORDMA_CHAN_DISCONNECTED, ci.out_state);
 
 	for (int i = 0; i < 3; i++) {
