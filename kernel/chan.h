@@ -286,6 +286,11 @@ enum ordma_tx_kind {
  * @rkey: the peer's key for @raddr
  * @kind: enum ordma_tx_kind
  * @status: work completion status, set by the completion handler
+ * @lost: its post failed (worker). A driver may still have queued the
+ *	work request (siw does, for one it rejects, and completes it when
+ *	the QP is flushed), so the descriptor keeps its chunk until its
+ *	completion comes or the QP is drained or destroyed
+ *	(ordma_tx_reclaim()), and is in nobody's count meanwhile
  *
  * A channel has ORDMA_TX_DEPTH of them, in struct ordma_chan: no send
  * allocates.
@@ -302,6 +307,7 @@ struct ordma_tx {
 	u32 rkey;
 	enum ordma_tx_kind kind;
 	int status;
+	bool lost;
 };
 
 enum ordma_chan_phase {

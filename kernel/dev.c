@@ -164,6 +164,8 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 	/* Soft-RoCE and soft iWARP move packets with the host's CPUs. */
 	odev->model.cpu_wire = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
 			       ibdev->ops.driver_id == RDMA_DRIVER_SIW;
+	/* iWARP has no immediate data (siw takes no *_WITH_IMM). */
+	odev->imm = !rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
 	odev->mode = ORDMA_MODE_AUTO;
 	odev->progress_ms = ORDMA_PROGRESS_MS;
 	odev->cache_max = ORDMA_CACHE_MAX;

@@ -56,6 +56,7 @@
 #include <linux/scatterlist.h>
 
 #include "chan.h"
+#include "fault.h"
 
 /* Page list of a segment's MR (op.c cuts segments to span no more pages). */
 #define ORDMA_FRWR_SEG_SG	ORDMA_SEG_MAX_PAGES
@@ -84,7 +85,10 @@ static int ordma_frwr_run(struct ordma_frwr *fr, struct ib_send_wr *wr)
 	 * ksoftirqd after a switch to it and back.
 	 */
 	local_bh_disable();
-	ret = ib_post_send(fr->qp, wr, NULL);
+	if (ordma_fault_now(ORDMA_FAULT_REG))
+		ret = -EIO;
+	else
+		ret = ib_post_send(fr->qp, wr, NULL);
 	local_bh_enable();
 	if (ret)
 		goto broken;

@@ -9,6 +9,7 @@
 #include <linux/module.h>
 
 #include "entry.h"
+#include "fault.h"
 #include "nl.h"
 
 static struct ib_client ordma_client;
@@ -71,6 +72,7 @@ static int __init ordma_init(void)
 	if (ret)
 		goto err_cdev;
 
+	ordma_fault_init();
 	return 0;
 
 err_cdev:
@@ -88,6 +90,7 @@ err_chan:
 
 static void __exit ordma_exit(void)
 {
+	ordma_fault_exit();
 	ordma_nl_exit();
 	ordma_cdev_exit();
 	ib_unregister_client(&ordma_client);

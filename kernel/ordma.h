@@ -207,6 +207,9 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  * @bytes_rx: payload bytes received by every channel, ever
  * @ops: operations completed
  * @errors: operations completed with an error
+ * @imm: the device's work requests carry immediate data (an iWARP device's
+ *	do not): without it messages carry their header and a write into a
+ *	standing offer is named by a SEND (tx.c)
  * @mode: enum ordma_mode, the sysfs knob (READ_ONCE)
  * @model_lock: protects @model
  * @model: the cost model the planner uses, measured online
@@ -245,6 +248,7 @@ struct ordma_dev {
 	atomic64_t bytes_rx;
 	atomic64_t ops;
 	atomic64_t errors;
+	bool imm;
 	int mode;
 	spinlock_t model_lock;		/* model */
 	struct ordma_model model;	/* model_lock */

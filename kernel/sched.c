@@ -241,6 +241,7 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 			list_splice_init(&chan->done, &done);
 			spin_unlock_irq(&chan->lock);
 			ordma_xfer_reap(chan, &tx_done, &done, true, mm_ok);
+			ordma_tx_reclaim(chan);
 		}
 		/* A peer that left gracefully: deliver what it sent. */
 		if (err == -ENOTCONN)
@@ -328,6 +329,10 @@ int ordma_xfer_setup(struct ordma_chan *chan)
  */
 void ordma_xfer_release(struct ordma_chan *chan)
 {
+	/* Stopped, so no pass runs; taken for the data path's assertions. */
+	mutex_lock(&chan->run);
+	ordma_tx_reclaim(chan);
+	mutex_unlock(&chan->run);
 	ordma_rx_release(chan);
 }
 

@@ -355,13 +355,15 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 			 * A whole write is one RDMA WRITE with immediate. Of
 			 * several pieces, all but the last are RDMA WRITEs
 			 * alone; the last one's header announces the whole
-			 * write, which RC ordering has placed by then.
+			 * write, which RC ordering has placed by then. Without
+			 * immediate data (odev->imm) a whole write is such a
+			 * last piece.
 			 */
-			if (!op->posted && n == op->len) {
+			if (!op->posted && n == op->len && chan->odev->imm) {
 				tx->kind = ORDMA_TX_WRITE_IMM;
 			} else if (op->posted + n < op->len) {
 				tx->kind = ORDMA_TX_WRITE;
-			} else if (op->posted) {
+			} else {
 				hdr->placed.offset = cpu_to_le64(op->offset);
 				hdr->placed.placed = cpu_to_le64(op->len);
 			}
@@ -373,7 +375,8 @@ static int ordma_tx_fill_op(struct ordma_chan *chan, struct ordma_tx *tx,
 	 * header is due to tell the peer of our receives.
 	 */
 	if (!write && !seg && !pl && !op->posted && n == op->len &&
-	    n <= ORDMA_WIRE_SIMM_MAX && !ordma_rx_credit_due(chan))
+	    n <= ORDMA_WIRE_SIMM_MAX && chan->odev->imm &&
+	    !ordma_rx_credit_due(chan))
 		tx->kind = ORDMA_TX_SEND_IMM;
 	op->posted += n;
 	if (op->posted == op->len) {
@@ -535,7 +538,6 @@ bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 			continue;
 		}
 		if (ordma_tx_post(chan, tx, op)) {
-			ordma_tx_put(chan, tx);
 			ordma_chan_fail(chan, -EIO);
 			break;
 		}
@@ -592,6 +594,12 @@ void ordma_tx_complete(struct ordma_chan *chan, struct ordma_tx *tx)
 	struct ordma_seg *seg = tx->seg;
 
 	ordma_chan_assert_run(chan);
+	if (unlikely(tx->lost)) {
+		/* Its post failed, and the driver had queued it after all. */
+		tx->lost = false;
+		ordma_tx_put(chan, tx);
+		return;
+	}
 	chan->tx_posted--;
 	chan->tx_moved = jiffies;
 	if (op) {

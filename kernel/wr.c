@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 
 #include "xfer.h"
+#include "fault.h"
 #include "trace.h"
 
 /*
@@ -221,6 +222,9 @@ static int ordma_rx_post(struct ordma_chan *chan, struct ordma_chunk *chunk)
 	wr.wr_cqe = &chunk->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
+	/* A receive queue takes nothing of a list from its bad_wr on. */
+	if (ordma_fault_now(ORDMA_FAULT_RECV))
+		return -EIO;
 	ret = ib_post_recv(chan->qp, &wr, NULL);
 	if (!ret)
 		chan->rx_credit_posted++;
@@ -468,8 +472,46 @@ bool ordma_rx_credit_due(struct ordma_chan *chan)
 }
 
 /*
+ * A post of @tx failed: the work requests of the list from the one the
+ * driver names on are not posted, by the verbs' contract, and the
+ * descriptor's own is the list's last. But a driver may have queued it
+ * all the same and complete it later (siw leaves a work request it rejects
+ * in its send queue, and its flush completes it): the descriptor and its
+ * chunk wait for that completion, or for the QP's drain, and then go back
+ * (ordma_tx_reclaim()). Nothing else of it is kept: the operation it was
+ * of fails with the channel, which the caller fails.
+ */
+static void ordma_tx_lost(struct ordma_chan *chan, struct ordma_tx *tx)
+{
+	ordma_chan_assert_run(chan);
+	tx->lost = true;
+	tx->op = NULL;
+	tx->seg = NULL;
+}
+
+/**
+ * ordma_tx_reclaim() - give back the send descriptors whose post failed
+ * @chan: the channel, its QP drained or destroyed: no completion comes any
+ *	more
+ */
+void ordma_tx_reclaim(struct ordma_chan *chan)
+{
+	struct ordma_tx *tx;
+
+	ordma_chan_assert_run(chan);
+	for (tx = chan->txd; tx < chan->txd + ORDMA_TX_DEPTH; tx++) {
+		if (!tx->lost)
+			continue;
+		tx->lost = false;
+		ordma_tx_put(chan, tx);
+	}
+}
+
+/*
  * Post one piece as @tx->kind says (enum ordma_tx_kind). Every header
- * that goes out tells the peer of the receives we posted.
+ * that goes out tells the peer of the receives we posted. On an error @tx
+ * is no longer the caller's: given back if nothing was posted, or waiting
+ * for a completion the driver may still deliver (ordma_tx_lost()).
  */
 int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		  struct ordma_req *op)
@@ -498,8 +540,10 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 	 */
 	if (seg) {
 		if (ordma_seg_sges(seg, seg->uaddr + tx->seg_off, plen, lkey,
-				   pay, chan->send_sge - 1, &npay) != plen)
+				   pay, chan->send_sge - 1, &npay) != plen) {
+			ordma_tx_put(chan, tx);
 			return -EINVAL;
+		}
 		ordma_seg_sync(chan->odev->ibdev, seg,
 			       seg->uaddr + tx->seg_off, plen);
 	} else {
@@ -566,10 +610,18 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 	 * in softirq on a post.
 	 */
 	local_bh_disable();
-	ret = ib_post_send(chan->qp, first, NULL);
+	if (ordma_fault_now(ORDMA_FAULT_SEND)) {
+		ret = -EIO;
+	} else {
+		ret = ib_post_send(chan->qp, first, NULL);
+		if (!ret && ordma_fault_now(ORDMA_FAULT_SEND_POSTED))
+			ret = -EIO;
+	}
 	local_bh_enable();
-	if (ret)
+	if (ret) {
+		ordma_tx_lost(chan, tx);
 		return ret;
+	}
 	if (tx->kind != ORDMA_TX_WRITE && ordma_wire_payload_class(hdr))
 		chan->tx_credit_sent++;
 	if (op && tx->kind != ORDMA_TX_WRITE && tx->kind != ORDMA_TX_WRITE_IMM)

@@ -55,6 +55,7 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		  struct ordma_req *op);
 u32 ordma_payload_max(struct ordma_chan *chan, struct ordma_chunk *chunk);
 void ordma_tx_put(struct ordma_chan *chan, struct ordma_tx *tx);
+void ordma_tx_reclaim(struct ordma_chan *chan);
 bool ordma_tx_credit(struct ordma_chan *chan);
 void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q);
 

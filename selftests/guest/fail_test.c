@@ -312,6 +312,217 @@ TEST_F_TIMEOUT(fail, sweep, 600)
 
 
 /*
+ * Failed posts (kernel/fault.c): for each kind of post, the k-th one the
+ * module makes (either end: both run in this guest) fails, k = 1, 2, ...
+ * (POST_EVERY), while a channel carries a message of each size of post_sizes to an echo
+ * peer and back, until a run meets no fault. A run that met one may pass
+ * (a failed registration falls back, a failed post of the peer's may come
+ * after its last message) or fail; an operation that fails says so with an
+ * errno and no sooner than it must: no completion with a wrong length, no
+ * byte that differs, no operation that neither completes nor fails within
+ * CHAN_WAIT_MS. Once the pair is closed, the device has no channel, no MR,
+ * no pinned page and every chunk of its pool free again; the console is
+ * the rig's to check (a kernel report fails the suite).
+ *
+ * fail_send_posted posts the work request and then reports the post
+ * failed, as siw does for one it rejects: its completion comes after the
+ * failure.
+ */
+#define POST_PORT_BASE	18800
+#define POST_DIR	"/sys/kernel/debug/ordma/"
+#define POST_MAX_K	2000U
+/*
+ * Every one of the first POST_EVERY posts fails in turn, then about every
+ * fourth of the next ones: a run makes about 80 posts of a kind.
+ */
+#define POST_EVERY	24U
+
+static const long long post_sizes[] = { 100, 4096, 65536, 1 * MiB };
+
+static int post_knob(const char *attr, const char *knob, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), POST_DIR "%s/%s", attr, knob);
+	return debugfs_write(path, val);
+}
+
+/* The @k-th post of @attr fails, once. */
+static int post_arm(const char *attr, unsigned int k)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", k);
+	if (post_knob(attr, "verbose", "0") ||
+	    post_knob(attr, "task-filter", "N") ||
+	    post_knob(attr, "interval", "1") ||
+	    post_knob(attr, "times", "1") ||
+	    post_knob(attr, "space", v))
+		return -1;
+	return post_knob(attr, "probability", "100");
+}
+
+/* Disarm @attr; 1 if its failure was injected, 0 if not, -1 on error. */
+static int post_disarm(const char *attr)
+{
+	char path[128], buf[16] = "";
+	int fd, n;
+
+	if (post_knob(attr, "probability", "0"))
+		return -1;
+	snprintf(path, sizeof(path), POST_DIR "%s/times", attr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	return atoi(buf) == 0;
+}
+
+/*
+ * The messages there and back: 0 when all arrived, 1 when one failed as
+ * it may, -1 for a defect.
+ */
+static int post_run(unsigned int k, unsigned char *out, unsigned char *in)
+{
+	struct chan_pair p;
+	long long res;
+	unsigned int i;
+	int ret = -1;
+
+	chan_pair_init(&p);
+	res = chan_pair(&p, AF_INET, chan_port(POST_PORT_BASE), 1, peer_echo,
+			NULL);
+	if (res) {
+		/* A post of the connect's failed: refused or reset. */
+		ret = res == -ETIMEDOUT ? -1 : 1;
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(post_sizes); i++) {
+		long long len = post_sizes[i];
+		uint64_t seed = chan_seed(len, k);
+
+		chan_fill(out, len, seed);
+		res = do_send(p.fd, p.chan[0], out, len);
+		if (res != len)
+			break;
+		res = do_recv(p.fd, p.chan[0], in, CHAN_ECHO_MAX);
+		if (res != len)
+			break;
+		if (chan_check("echo", in, len, seed))
+			goto out;
+	}
+	if (i == ARRAY_SIZE(post_sizes)) {
+		res = do_send(p.fd, p.chan[0], "Q", 1);
+		if (res == 1)
+			res = chan_pair_join(&p, CHAN_PEER_MS);
+		/* The peer's end may fail after its last echo. */
+		ret = res ? 1 : 0;
+		goto out;
+	}
+	if (res >= 0 || res == -ETIMEDOUT || res == -EPROTO)
+		fprintf(stderr, "# k %u, message %u: %lld\n", k, i, res);
+	else
+		ret = 1;
+out:
+	chan_pair_destroy(&p);
+	return ret;
+}
+
+/* Nothing of the pair is left on the device. */
+static int post_idle(void)
+{
+	unsigned long long chans = 1, total = 0, free_ = 1, mrs = 1, pin = 1;
+	long long end = chan_now_ms() + CHAN_WAIT_MS;
+
+	do {
+		if (!sysfs_get("channels", &chans) &&
+		    !sysfs_get("chunks_total", &total) &&
+		    !sysfs_get("chunks_free", &free_) &&
+		    !sysfs_get("mrs_live", &mrs) &&
+		    !sysfs_get("pages_pinned", &pin) && !chans &&
+		    free_ == total && !mrs && !pin)
+			return 0;
+		chan_sleep_ms(20);
+	} while (chan_now_ms() < end);
+	fprintf(stderr, "# channels %llu, chunks %llu of %llu free, MRs %llu, pages pinned %llu\n",
+		chans, free_, total, mrs, pin);
+	return -1;
+}
+
+FIXTURE(post) {
+	unsigned char *out, *in;
+};
+
+FIXTURE_VARIANT(post) {
+	const char *attr;
+	const char *mode;	/* the device's mode knob for the run */
+};
+
+/*
+ * Mode zerocopy: the sends are placed (an RDMA WRITE and a SEND), the
+ * receives registered (fail_reg's posts).
+ */
+FIXTURE_VARIANT_ADD(post, send) { "fail_send", "auto" };
+FIXTURE_VARIANT_ADD(post, send_zerocopy) { "fail_send", "zerocopy" };
+FIXTURE_VARIANT_ADD(post, send_posted) { "fail_send_posted", "auto" };
+FIXTURE_VARIANT_ADD(post, send_posted_zerocopy) { "fail_send_posted", "zerocopy" };
+FIXTURE_VARIANT_ADD(post, recv) { "fail_recv", "auto" };
+FIXTURE_VARIANT_ADD(post, reg) { "fail_reg", "zerocopy" };
+
+FIXTURE_SETUP(post)
+{
+	char path[128];
+
+	ORDMA_TEST_FILTER();
+	snprintf(path, sizeof(path), POST_DIR "%s", variant->attr);
+	if (access(path, W_OK))
+		SKIP(return, "no %s: needs the debug guest kernel (CONFIG_FAULT_INJECTION_DEBUG_FS)",
+		     path);
+	self->out = chan_buf(CHAN_ECHO_MAX, 0);
+	self->in = chan_buf(CHAN_ECHO_MAX, 0);
+	ASSERT_NE(NULL, self->out);
+	ASSERT_NE(NULL, self->in);
+	ASSERT_EQ(0, sysfs_set_str("mode", variant->mode));
+}
+
+FIXTURE_TEARDOWN(post)
+{
+	if (self->out) {
+		post_disarm(variant->attr);
+		sysfs_set_str("mode", "auto");
+		chan_buf_free(self->out, CHAN_ECHO_MAX, 0);
+		chan_buf_free(self->in, CHAN_ECHO_MAX, 0);
+	}
+}
+
+TEST_F_TIMEOUT(post, sweep, 1800)
+{
+	unsigned int k, failed = 0;
+	int hit, ret;
+
+	for (k = 1; k < POST_MAX_K; k += k < POST_EVERY ? 1 : k / 4) {
+		ASSERT_EQ(0, post_arm(variant->attr, k));
+		ret = post_run(k, self->out, self->in);
+		hit = post_disarm(variant->attr);
+		ASSERT_LE(0, hit);
+		ASSERT_LE(0, ret) TH_LOG("%s: post %u failed: a defect", variant->attr, k);
+		ASSERT_EQ(0, post_idle()) TH_LOG("%s: post %u failed: the pair left something", variant->attr, k);
+		if (!hit) {
+			/* No fault met: everything must have passed. */
+			ASSERT_EQ(0, ret);
+			break;
+		}
+		failed += ret;
+	}
+	ASSERT_LT(k, POST_MAX_K);
+	TH_LOG("%s, mode %s: no fault met at post %u, %u runs failed",
+	       variant->attr, variant->mode, k, failed);
+}
+
+/*
  * The ib_client add path: for n = from, from + 1, ... the RDMA link rxe0
  * is deleted and added again (RDMA_NLDEV_CMD_NEWLINK, what `rdma link add`
  * sends) from the armed thread, so the n-th allocation of the whole add
