@@ -133,6 +133,12 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	odev = ordma_dev_get(cm_id->device);
 	if (!odev)
 		return -ENODEV;
+	if (!odev->rnr) {
+		ibdev_info_ratelimited(cm_id->device,
+				       "ordma: no channel on a device without RNR retry (iWARP)\n");
+		ordma_dev_put(odev);
+		return -EOPNOTSUPP;
+	}
 
 	mutex_lock(&odev->chans_lock);
 	if (odev->dying) {
@@ -591,7 +597,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
  * @out: the channel, with a reference, once established
  *
  * Return: 0 or a negative errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
- * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT, EPROTO).
+ * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT, EPROTO, EOPNOTSUPP).
  */
 int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		       u32 timeout_ms, struct ordma_chan **out)

@@ -161,11 +161,17 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 	init_waitqueue_head(&odev->chans_wait);
 	spin_lock_init(&odev->model_lock);
 	ordma_model_init(&odev->model);
-	/* Soft-RoCE and soft iWARP move packets with the host's CPUs. */
-	odev->model.cpu_wire = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
-			       ibdev->ops.driver_id == RDMA_DRIVER_SIW;
-	/* iWARP has no immediate data (siw takes no *_WITH_IMM). */
+	/*
+	 * A device with no DMA device of its own (Soft-RoCE, soft iWARP)
+	 * moves packets with the host's CPUs.
+	 */
+	odev->model.cpu_wire = ib_uses_virt_dma(ibdev);
+	/*
+	 * iWARP has no immediate data (siw takes no *_WITH_IMM), and no
+	 * receiver-not-ready retry: a SEND without a receive is fatal.
+	 */
 	odev->imm = !rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+	odev->rnr = odev->imm;
 	odev->mode = ORDMA_MODE_AUTO;
 	odev->progress_ms = ORDMA_PROGRESS_MS;
 	odev->cache_max = ORDMA_CACHE_MAX;

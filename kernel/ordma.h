@@ -210,6 +210,10 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  * @imm: the device's work requests carry immediate data (an iWARP device's
  *	do not): without it messages carry their header and a write into a
  *	standing offer is named by a SEND (tx.c)
+ * @rnr: a SEND that finds no receive posted waits for one (receiver not
+ *	ready retry; on iWARP it ends the connection). The credits (wr.c)
+ *	leave header-only messages to it: a device without it carries no
+ *	channel (ordma_chan_setup_qp() says -EOPNOTSUPP)
  * @mode: enum ordma_mode, the sysfs knob (READ_ONCE)
  * @model_lock: protects @model
  * @model: the cost model the planner uses, measured online
@@ -249,6 +253,7 @@ struct ordma_dev {
 	atomic64_t ops;
 	atomic64_t errors;
 	bool imm;
+	bool rnr;
 	int mode;
 	spinlock_t model_lock;		/* model */
 	struct ordma_model model;	/* model_lock */

@@ -365,20 +365,14 @@ static int post_arm(const char *attr, unsigned int k)
 /* Disarm @attr; 1 if its failure was injected, 0 if not, -1 on error. */
 static int post_disarm(const char *attr)
 {
-	char path[128], buf[16] = "";
-	int fd, n;
+	char path[128];
+	long long left;
 
 	if (post_knob(attr, "probability", "0"))
 		return -1;
 	snprintf(path, sizeof(path), POST_DIR "%s/times", attr);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	return atoi(buf) == 0;
+	left = ordma_read_ll(path);
+	return left < 0 ? -1 : left == 0;
 }
 
 /*
@@ -503,6 +497,8 @@ TEST_F_TIMEOUT(post, sweep, 1800)
 	unsigned int k, failed = 0;
 	int hit, ret;
 
+	if (!self->out)
+		SKIP(return, "no fault injection on this kernel");
 	for (k = 1; k < POST_MAX_K; k += k < POST_EVERY ? 1 : k / 4) {
 		ASSERT_EQ(0, post_arm(variant->attr, k));
 		ret = post_run(k, self->out, self->in);

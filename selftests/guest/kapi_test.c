@@ -940,7 +940,14 @@ TEST_F_TIMEOUT(kapi, load_fails_cleanly, 120)
  * the module's side fast-registers the range's pages and offers them, this
  * side RDMA WRITEs into them (bytes_placed grows), and every byte is what
  * was written. The window is then unexposed: the next write finds none.
+ * The offers are made at the write's first piece and race with the
+ * writer's copies of the next ones: on a loaded machine a whole write may
+ * have been copied before they came (seen once in make check's 6.12 guest,
+ * stop 43). So the test writes again, up to KT_PLACE_ROUNDS times in all,
+ * until one was placed, and checks every byte of each.
  */
+#define KT_PLACE_ROUNDS	8
+
 TEST_F_TIMEOUT(kapi, kernel_window_placed, 300)
 {
 	const size_t len = ordma_scaled(KT_WIN, 256 * KiB + 3);
@@ -964,8 +971,12 @@ TEST_F_TIMEOUT(kapi, kernel_window_placed, 300)
 	ASSERT_FALSE(kt_is_err(token)) TH_LOG("expose: %s",
 					      strerror((int)-token));
 	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed0));
+	placed1 = placed0;
 	ASSERT_EQ(0, sysfs_set_str("mode", "zerocopy"));
-	for (round = 0; round < 2; round++) {
+	res = 0;
+	for (round = 0; round < KT_PLACE_ROUNDS; round++) {
+		if (round >= 2 && placed1 != placed0)
+			break;
 		kt_pat(buf, len, seed + 1 + round);
 		res = do_write(self->fd, self->chan[c], buf, len, token, 0);
 		if (res != (long long)len)
@@ -974,14 +985,16 @@ TEST_F_TIMEOUT(kapi, kernel_window_placed, 300)
 				 len, seed + 1 + round, 0);
 		if (res)
 			break;
+		res = sysfs_get("bytes_placed", &placed1);
+		if (res)
+			break;
 	}
 	EXPECT_EQ(0, sysfs_set_str("mode", "auto"));
-	ASSERT_EQ(2, round) TH_LOG("round %d: %lld", round, res);
-	ASSERT_EQ(0, sysfs_get("bytes_placed", &placed1));
-	TH_LOG("two writes of %zu bytes into the window: %llu placed", len,
-	       placed1 - placed0);
+	ASSERT_EQ(0, res) TH_LOG("round %d: %lld", round, res);
+	TH_LOG("%d writes of %zu bytes into the window: %llu placed", round,
+	       len, placed1 - placed0);
 	EXPECT_LT(0ULL, placed1 - placed0);
-	EXPECT_GE(2ULL * len, placed1 - placed0);
+	EXPECT_GE((unsigned long long)round * len, placed1 - placed0);
 	EXPECT_EQ(0, kt_win_cmd(self->fd, self->chan[c], KT_CMD_UNEXPOSE,
 				token, 0, 0, 0, 0));
 	EXPECT_EQ(-ENOENT, do_write(self->fd, self->chan[c], buf, len, token,

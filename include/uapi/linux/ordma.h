@@ -199,7 +199,9 @@ struct ordma_accept {
  * with connection data that is short or names a receive size out of
  * bounds: the channel is closed again),
  * ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no RDMA device for the
- * address), and the general ones.
+ * address), EOPNOTSUPP (the RDMA device for the address cannot carry a
+ * channel: an iWARP device, which has no receiver-not-ready retry), and the
+ * general ones.
  */
 struct ordma_connect {
 	__u32 size;
