@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 8: the layouts. How they are used, and
- * what a receiver checks, is Documentation/ordma/protocol.rst.
+ * The ordma wire protocol, version 9 (ORDMA_WIRE_VERSION): the layouts.
+ * How they are used, and what a receiver checks, is
+ * Documentation/ordma/protocol.rst.
  *
  * A channel is one RC QP set up with the RDMA CM; both sides exchange
  * struct ordma_wire_cm in the CM private data. Every message is one IB SEND
