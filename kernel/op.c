@@ -350,6 +350,13 @@ void ordma_op_ask_segs(struct ordma_chan *chan, struct ordma_req *op,
 	ordma_chan_assert_run(chan);
 	if (!op->seg_len)
 		return;
+	/*
+	 * Bytes of a source the copy path sent already (it went on while no
+	 * slot was free) need no segment: the next starts at the page after.
+	 */
+	if (!write && op->seg_next < op->posted)
+		op->seg_next = min(PAGE_ALIGN(op->addr + op->posted) - op->addr,
+				   total);
 	while (op->seg_next < min(upto, total)) {
 		start = op->addr + op->seg_next;
 		end = start + min3(op->seg_len, total - op->seg_next,

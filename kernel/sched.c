@@ -225,6 +225,18 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	if (parked)
 		return chan->qp && phase != ORDMA_PHASE_DEAD &&
 		       ordma_rx_refill(chan);
+	/*
+	 * A message reaped above failed the channel (a peer's fault, its 8th
+	 * token guess say): nothing more goes out, not even the answers
+	 * queued before it. The next pass handles the death.
+	 */
+	if (phase != ORDMA_PHASE_DEAD &&
+	    READ_ONCE(chan->phase) == ORDMA_PHASE_DEAD) {
+		spin_lock_irq(&chan->lock);
+		list_splice(&segs, &chan->reg_done);
+		spin_unlock_irq(&chan->lock);
+		return true;
+	}
 
 	if (phase == ORDMA_PHASE_DEAD) {
 		/*
@@ -267,6 +279,9 @@ static bool ordma_xfer_step(struct ordma_chan *chan, bool mm_ok)
 	ordma_rx_ask_more(chan);
 	progress |= ordma_rx_early(chan);
 	ordma_rx_take_segs(chan, &segs);
+	/* As above, for a fault found delivering the messages. */
+	if (READ_ONCE(chan->phase) == ORDMA_PHASE_DEAD)
+		return true;
 	progress |= ordma_tx_progress(chan, mm_ok);
 	if (ordma_xfer_stalled(chan)) {
 		ordma_chan_fault(chan, -ETIMEDOUT);

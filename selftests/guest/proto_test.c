@@ -1898,6 +1898,77 @@ TEST_F_TIMEOUT(proto, token_guesses_close_channel, 300)
 }
 
 /*
+ * GUESSES_MAX - 1 guesses one at a time, each answered ENOENT, then
+ * BURST more sent at once, so that one pass of ordma's worker takes them
+ * together: the first of them fails the channel, and neither its answer
+ * nor those of the guesses after it go out.
+ */
+#define BURST	3
+
+TEST_F_TIMEOUT(proto, token_guesses_at_once_close_channel, 300)
+{
+	struct ibv_send_wr wr[BURST], *bad;
+	struct ibv_sge sge[BURST];
+	unsigned long long g0 = 0, g1 = 0;
+	const size_t stride = 128;
+	unsigned char win[4096];
+	struct place_peer pp;
+	struct ibv_wc wc;
+	__u64 token, try = 1;
+	uint32_t st = 0;
+	char rbuf[64];
+	__u32 chan;
+	int i, n;
+
+	ASSERT_LE(sizeof(struct wire_hdr) + 8, stride);
+	memset(win, 0, sizeof(win));
+	token = expose_window(_metadata, self, win, sizeof(win));
+	EXPECT_EQ(0, sysfs_get("token_guesses", &g0));
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect(self, WIRE_VERSION));
+	ASSERT_EQ(0, place_peer_init(self, &pp));
+	chan = accept_and_recv(_metadata, self, rbuf, sizeof(rbuf));
+	for (i = 0; i < GUESSES_MAX - 1; i++) {
+		ASSERT_EQ(0, token_try(self, &pp, chan, token + 1000 + i,
+				       try++, &st));
+		ASSERT_EQ((uint32_t)ENOENT, st);
+	}
+	for (i = 0; i < BURST; i++) {
+		struct wire_hdr h = { .version = WIRE_VERSION,
+				      .opcode = WIRE_WRITE,
+				      .flags = WIRE_F_LAST, .payload_len = 8,
+				      .total_len = 8, .op_id = try++,
+				      .token = token ^ ((__u64)(i + 1) << 33) };
+
+		memcpy(pp.piece + i * stride, &h, sizeof(h));
+		memset(pp.piece + i * stride + sizeof(h), 0x5a, 8);
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)pp.piece +
+						   i * stride,
+					   .length = sizeof(h) + 8,
+					   .lkey = pp.piece_mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .sg_list = &sge[i], .num_sge = 1,
+					      .opcode = IBV_WR_SEND,
+					      .send_flags = IBV_SEND_SIGNALED,
+					      .next = i + 1 < BURST ?
+						      &wr[i + 1] : NULL };
+	}
+	pp.nacks = 0;
+	ASSERT_EQ(0, ibv_post_send(self->id->qp, wr, &bad));
+	/* The accept's receive fails once the channel is drained. */
+	EXPECT_EQ(-EACCES, wait_res(self->fd));
+	/* Whatever ordma sent before its drain ended is in our CQ by now. */
+	while ((n = ibv_poll_cq(self->cq, 1, &wc)) > 0)
+		place_note_recv(self, &pp, &wc);
+	ASSERT_EQ(0, n);
+	TH_LOG("%d of the last %d guesses answered", pp.nacks, BURST);
+	EXPECT_EQ(0, pp.nacks);
+	EXPECT_EQ(0, sysfs_get("token_guesses", &g1));
+	EXPECT_EQ((unsigned long long)(GUESSES_MAX - 1 + BURST), g1 - g0);
+	EXPECT_TRUE(all_zero(win, sizeof(win)));
+	place_peer_fini(&pp);
+}
+
+/*
  * A peer that takes none of ordma's sends (it posts no receives: RNR for
  * ever) gets its channel failed with ETIMEDOUT after progress_timeout_ms,
  * and the send with it.
