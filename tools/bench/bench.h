@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <pthread.h>
 
 #define BENCH_MAX_SIZES		32
@@ -150,7 +151,7 @@ struct bench {
 	int do_tput, do_fair;
 	int tput_chans, tput_depth, tput_reps;
 	size_t tput_len;
-	const char *json, *csv, *plot;
+	const char *json, *csv, *plot, *tables;
 	enum bench_role role;
 
 	/* two hosts (link.c) */
@@ -310,7 +311,8 @@ int bench_ordma_tput(struct bench *b, struct bench_tput *r);
 int bench_ordma_fair(struct bench *b);
 
 /* out.c */
-void bench_print(struct bench *b);
+void bench_print(FILE *f, struct bench *b);
+void bench_print_brief(FILE *f, const struct bench *b);
 int bench_write_json(struct bench *b, const char *path);
 int bench_write_csv(struct bench *b, const char *path);
 int bench_write_plot(struct bench *b, const char *path);

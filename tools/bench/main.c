@@ -707,7 +707,7 @@ static void usage(int status)
 	fprintf(status ? stderr : stdout,
 "usage: ordma-bench [--quick] [--iters N] [--iters-small N] [--sizes S1,S2,...]\n"
 "                   [--dev IBDEV]\n"
-"                   [--json FILE] [--csv FILE] [--plot FILE.svg]\n"
+"                   [--json FILE] [--csv FILE] [--plot FILE.svg] [--tables FILE]\n"
 "                   [--addr IPV4] [--port PORT] [--chans N] [--depth M]\n"
 "                   [--tput-size S] [--tput-reps N] [--no-tput] [--no-fair]\n"
 "                   [--workload fresh|reuse|churn|churn-mmap] [SIZE...]\n"
@@ -730,6 +730,7 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "plot", required_argument, NULL, 'P' },
+		{ "tables", required_argument, NULL, 'X' },
 		{ "addr", required_argument, NULL, 'a' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "chans", required_argument, NULL, 'C' },
@@ -780,6 +781,9 @@ static void parse_opts(struct bench *b, int argc, char **argv)
 			break;
 		case 'P':
 			b->plot = optarg;
+			break;
+		case 'X':
+			b->tables = optarg;
 			break;
 		case 'a':
 			b->addr = optarg;
@@ -1103,7 +1107,19 @@ int main(int argc, char **argv)
 	bench_ordma_teardown(b);
 	bench_progress("done in %.0f s\n", (bench_now_us() - t_start) / 1e6);
 
-	bench_print(b);
+	if (b->tables) {
+		/* The verdicts here, every table in the file. */
+		FILE *f = fopen(b->tables, "w");
+
+		if (!f)
+			bench_die("cannot write %s", b->tables);
+		bench_print(f, b);
+		if (fclose(f))
+			bench_die("cannot write %s", b->tables);
+		bench_print_brief(stdout, b);
+	} else {
+		bench_print(stdout, b);
+	}
 	if (b->json && bench_write_json(b, b->json))
 		bench_die("cannot write %s", b->json);
 	if (b->csv && bench_write_csv(b, b->csv))

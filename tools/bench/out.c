@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Output: the perftest-style tables on stdout, JSON, CSV, and an SVG drawn
- * by gnuplot (latency against size, log-log, one line per strategy, the
- * bounce/regper crossover marked; below, the tax against prereg).
+ * Output: the perftest-style tables on stdout (or a short table of verdicts
+ * there and the tables in a file), JSON, CSV, and an SVG drawn by gnuplot
+ * (per operation, latency against size, log-log: ordma, prereg and the best
+ * simple way with their confidence intervals, the others faint; below, the
+ * tax against prereg).
  *
  * The table shows one column per strategy: uoverlap is the best of its
  * head fractions at each size (the fraction follows the number), ordma is
@@ -123,7 +125,7 @@ static void print_size(char *buf, size_t len, size_t v)
 		snprintf(buf, len, "%zu bytes", v);
 }
 
-static void print_ctrs(struct bench *b, int op)
+static void print_ctrs(FILE *f, struct bench *b, int op)
 {
 	static const char *const want[] = {
 		"bytes_copied", "bytes_zerocopy", "reg_ns", "hidden_ns",
@@ -136,24 +138,24 @@ static void print_ctrs(struct bench *b, int op)
 				idx[n++] = i;
 	if (!n)
 		return;
-	printf("# %s: ordma breakdown per transfer (sysfs counters)\n", op_title(op));
-	printf("%-14s %9s", "strategy", "#bytes");
+	fprintf(f, "# %s: ordma breakdown per transfer (sysfs counters)\n", op_title(op));
+	fprintf(f, "%-14s %9s", "strategy", "#bytes");
 	for (int i = 0; i < n; i++)
-		printf(" %15s", b->ctr_name[idx[i]]);
-	printf("\n");
+		fprintf(f, " %15s", b->ctr_name[idx[i]]);
+	fprintf(f, "\n");
 	for (int r = 0; r < b->nruns; r++) {
 		if (b->runs[r].kind != K_ORDMA)
 			continue;
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_cell *c = &b->runs[r].cell[s][op];
 
-			printf("%-14s %9zu", b->runs[r].name, b->sizes[s]);
+			fprintf(f, "%-14s %9zu", b->runs[r].name, b->sizes[s]);
 			for (int i = 0; i < n; i++)
-				printf(" %15.0f", c->n ? (double)c->ctr[idx[i]] / c->n : 0.0);
-			printf("\n");
+				fprintf(f, " %15.0f", c->n ? (double)c->ctr[idx[i]] / c->n : 0.0);
+			fprintf(f, "\n");
 		}
 	}
-	printf("\n");
+	fprintf(f, "\n");
 }
 
 /*
@@ -161,7 +163,7 @@ static void print_ctrs(struct bench *b, int op)
  * workload are what it is there to show, and are summed up on a line of
  * their own instead.
  */
-static void print_verified(const struct bench *b)
+static void print_verified(FILE *f, const struct bench *b)
 {
 	unsigned long long ok = 0, n = 0, stale = 0, stale_x = 0, stale_n = 0;
 	int bad = 0;
@@ -183,7 +185,7 @@ static void print_verified(const struct bench *b)
 				n += c->n;
 				if (!c->bytes_bad)
 					continue;
-				printf("# DATA MISMATCH: %s %s %zu bytes: %llu bytes in bad transfers, %llu of them wrong\n",
+				fprintf(f, "# DATA MISMATCH: %s %s %zu bytes: %llu bytes in bad transfers, %llu of them wrong\n",
 				       b->runs[r].name, bench_op_names[op],
 				       b->sizes[s], c->bytes_bad, c->bytes_wrong);
 				bad = 1;
@@ -191,18 +193,18 @@ static void print_verified(const struct bench *b)
 		}
 	}
 	if (!bad)
-		printf("# verified: all %llu transfers%s, %llu bytes, every byte as sent\n",
+		fprintf(f, "# verified: all %llu transfers%s, %llu bytes, every byte as sent\n",
 		       n, stale_n ? " but rcache's" : "", ok);
 	if (stale_n)
-		printf("# rcache (no memory hooks) after the churn: %llu bytes wrong in %llu of %llu transfers\n",
+		fprintf(f, "# rcache (no memory hooks) after the churn: %llu bytes wrong in %llu of %llu transfers\n",
 		       stale, stale_x, stale_n);
 	if (b->quiesce_late)
-		printf("# ordma still held chunks, pinned pages or MRs 100 ms after %ld transfers\n",
+		fprintf(f, "# ordma still held chunks, pinned pages or MRs 100 ms after %ld transfers\n",
 		       b->quiesce_late);
 }
 
 /* What the latency transfers moved, from where to where. */
-static void print_workload(const struct bench *b)
+static void print_workload(FILE *f, const struct bench *b)
 {
 	static const char *const what[W_NWORKLOADS] = {
 		[W_FRESH] = "# fresh buffers each transfer (mmap'd and touched, never registered), every byte verified\n",
@@ -216,15 +218,15 @@ static void print_workload(const struct bench *b)
 	};
 	const struct bench_rcache *rc = b->rcache;
 
-	printf("%s", what[b->workload]);
+	fprintf(f, "%s", what[b->workload]);
 	if (churned(b)) {
-		printf("# churn: the sender's buffer came back at its old address %lu of %lu times, the receiver's %lu of %lu\n",
+		fprintf(f, "# churn: the sender's buffer came back at its old address %lu of %lu times, the receiver's %lu of %lu\n",
 		       b->app[0].same, b->app[0].reallocs, b->app[1].same,
 		       b->app[1].reallocs);
-		printf("# prereg is not churned: its buffers stay registered, the floor of the tax\n");
+		fprintf(f, "# prereg is not churned: its buffers stay registered, the floor of the tax\n");
 	}
 	if (b->workload != W_FRESH)
-		printf("# rcache (%d entries a side, LRU): sender %llu hits, %llu misses, %llu evictions; receiver %llu, %llu, %llu\n",
+		fprintf(f, "# rcache (%d entries a side, LRU): sender %llu hits, %llu misses, %llu evictions; receiver %llu, %llu, %llu\n",
 		       BENCH_RCACHE, rc[0].hits, rc[0].misses, rc[0].evictions,
 		       rc[1].hits, rc[1].misses, rc[1].evictions);
 }
@@ -233,28 +235,28 @@ static void print_workload(const struct bench *b)
  * Bytes received wrong per strategy and size, with how many transfers had
  * any: every run its own row (each uoverlap fraction too).
  */
-static void print_wrong(const struct bench *b, int op)
+static void print_wrong(FILE *f, const struct bench *b, int op)
 {
 	char cell[48];
 
-	printf("# %s: wrong bytes received (transfers with any / transfers)\n",
+	fprintf(f, "# %s: wrong bytes received (transfers with any / transfers)\n",
 	       op_title(op));
-	printf("%-14s", "#strategy");
+	fprintf(f, "%-14s", "#strategy");
 	for (int s = 0; s < b->nsizes; s++)
-		printf(" %22zu", b->sizes[s]);
-	printf("\n");
+		fprintf(f, " %22zu", b->sizes[s]);
+	fprintf(f, "\n");
 	for (int r = 0; r < b->nruns; r++) {
-		printf("%-14s", b->runs[r].name);
+		fprintf(f, "%-14s", b->runs[r].name);
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_cell *c = &b->runs[r].cell[s][op];
 
 			snprintf(cell, sizeof(cell), "%llu (%d/%d)",
 				 c->bytes_wrong, c->xfers_wrong, c->n);
-			printf(" %22s", cell);
+			fprintf(f, " %22s", cell);
 		}
-		printf("\n");
+		fprintf(f, "\n");
 	}
-	printf("\n");
+	fprintf(f, "\n");
 }
 
 static int any_wrong(const struct bench *b, int op)
@@ -291,53 +293,53 @@ static double rtt_median(const struct bench *b)
 }
 
 /* Two hosts: where each end ran, and how the clocks were joined. */
-static void print_hosts(const struct bench *b)
+static void print_hosts(FILE *f, const struct bench *b)
 {
 	if (b->role != ROLE_PEER)
 		return;
-	printf("# two hosts: the sending ends here on %s, the receiving ends on %s's %s\n"
+	fprintf(f, "# two hosts: the sending ends here on %s, the receiving ends on %s's %s\n"
 	       "# (ordma-bench --serve); the breakdown adds both hosts' counters\n",
 	       b->ibdev, b->addr, b->srv_ibdev);
-	printf("# clocks compared over TCP before each transfer: median round trip %.0f us;\n"
+	fprintf(f, "# clocks compared over TCP before each transfer: median round trip %.0f us;\n"
 	       "# the start reached the server late %ld times of %ld, by at most %.0f us\n",
 	       rtt_median(b), b->late_starts, b->nrtt, b->late_max);
 }
 
-void bench_print(struct bench *b)
+void bench_print(FILE *f, struct bench *b)
 {
 	struct col c[MAX_COLS];
 	int nc = cols_of(b, c), o = ordma_run(b);
 	char t1[32], t2[32], t3[32], t4[32];
 
-	printf("# ordma-bench on %s: %d iterations per size (%d below %lu KiB), strategies interleaved;\n",
+	fprintf(f, "# ordma-bench on %s: %d iterations per size (%d below %lu KiB), strategies interleaved;\n",
 	       b->ibdev, b->iters, b->iters_small, BENCH_SMALL >> 10);
-	print_hosts(b);
-	print_workload(b);
+	print_hosts(f, b);
+	print_workload(f, b);
 	if (b->have_mode)
-		printf("# ordma: mode knob found: auto plus every forced mode\n");
+		fprintf(f, "# ordma: mode knob found: auto plus every forced mode\n");
 	else
-		printf("# ordma: no /sys/class/ordma/%s/mode: one column, the module's own path\n",
+		fprintf(f, "# ordma: no /sys/class/ordma/%s/mode: one column, the module's own path\n",
 		       b->ibdev);
-	printf("# thresh: reg_fixed %.1f us, reg_per_byte %.3f ns, copy %.0f MB/s, wire %.0f MB/s\n",
+	fprintf(f, "# thresh: reg_fixed %.1f us, reg_per_byte %.3f ns, copy %.0f MB/s, wire %.0f MB/s\n",
 	       b->reg_fixed_us, b->reg_per_byte_us * 1e3, b->copy_bw, b->wire_bw);
 	print_size(t1, sizeof(t1), b->thresh);
 	print_size(t2, sizeof(t2), b->thresh_best[BENCH_WRITE]);
 	print_size(t3, sizeof(t3), b->thresh_best[BENCH_PUT]);
 	print_size(t4, sizeof(t4), b->thresh_best[BENCH_SEND]);
-	printf("#   UCX's rule reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte): %s (thresh uses it)\n"
+	fprintf(f, "#   UCX's rule reg_fixed / (1/copy_bw - 1/wire_bw - reg_per_byte): %s (thresh uses it)\n"
 	       "#   best threshold swept over these sizes: write %s, put %s, send %s\n",
 	       t1, t2, t3, t4);
-	print_verified(b);
-	printf("# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
-	printf("# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
+	print_verified(f, b);
+	fprintf(f, "# '*' best, '=' tied with the best (95%% bootstrap CIs of the medians overlap)\n");
+	fprintf(f, "# hidden = (best of regper, bounce - ordma) / (that - prereg); '~': that baseline\n"
 	       "# is within noise of prereg, '-': not slower than prereg (nothing to hide)\n\n");
 
 	for (int op = 0; op < BENCH_NOPS; op++) {
-		printf("# %s: median latency, us\n", op_title(op));
-		printf("%9s", "#bytes");
+		fprintf(f, "# %s: median latency, us\n", op_title(op));
+		fprintf(f, "%9s", "#bytes");
 		for (int k = 0; k < nc; k++)
-			printf(" %*s", colw(&c[k]), c[k].name);
-		printf("  %7s\n", "hidden");
+			fprintf(f, " %*s", colw(&c[k]), c[k].name);
+		fprintf(f, "  %7s\n", "hidden");
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_summary *best = NULL;
 			double h;
@@ -349,82 +351,82 @@ void bench_print(struct bench *b)
 				if (!best || x->median < best->median)
 					best = x;
 			}
-			printf("%9zu", b->sizes[s]);
+			fprintf(f, "%9zu", b->sizes[s]);
 			for (int k = 0; k < nc; k++) {
 				int run;
 				const struct bench_summary *x = col_s(b, &c[k], s, op, &run);
 				char mark = x == best ? '*' : bench_tied(x, best) ? '=' : ' ';
 
 				if (c[k].run < 0)
-					printf(" %*.1f%c/%-2d", colw(&c[k]) - 4, x->median,
+					fprintf(f, " %*.1f%c/%-2d", colw(&c[k]) - 4, x->median,
 					       mark, b->runs[run].arg);
 				else
-					printf(" %*.1f%c", colw(&c[k]) - 1, x->median, mark);
+					fprintf(f, " %*.1f%c", colw(&c[k]) - 1, x->median, mark);
 			}
 			ret = hidden_of(b, s, op, &h);
 			if (ret < 0) {
-				printf("  %7s\n", "-");
+				fprintf(f, "  %7s\n", "-");
 				continue;
 			}
 			/* a tiny denominator makes huge fractions: say "beyond" */
 			if (fabs(h) > 9.99)
-				printf("  %s999%%", h > 0 ? " >" : "<-");
+				fprintf(f, "  %s999%%", h > 0 ? " >" : "<-");
 			else
-				printf("  %6.0f%%", h * 100);
-			printf("%s\n", ret ? "~" : "");
+				fprintf(f, "  %6.0f%%", h * 100);
+			fprintf(f, "%s\n", ret ? "~" : "");
 		}
-		printf("\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
+		fprintf(f, "\n# %s: p99 latency, us\n%9s", op_title(op), "#bytes");
 		for (int k = 0; k < nc; k++)
-			printf(" %*s", colw(&c[k]), c[k].name);
-		printf("\n");
+			fprintf(f, " %*s", colw(&c[k]), c[k].name);
+		fprintf(f, "\n");
 		for (int s = 0; s < b->nsizes; s++) {
-			printf("%9zu", b->sizes[s]);
+			fprintf(f, "%9zu", b->sizes[s]);
 			for (int k = 0; k < nc; k++)
-				printf(" %*.1f", colw(&c[k]),
+				fprintf(f, " %*.1f", colw(&c[k]),
 				       col_s(b, &c[k], s, op, NULL)->p99);
-			printf("\n");
+			fprintf(f, "\n");
 		}
-		printf("\n# %s: min latency, us\n%9s", op_title(op), "#bytes");
+		fprintf(f, "\n# %s: min latency, us\n%9s", op_title(op), "#bytes");
 		for (int k = 0; k < nc; k++)
-			printf(" %*s", colw(&c[k]), c[k].name);
-		printf("\n");
+			fprintf(f, " %*s", colw(&c[k]), c[k].name);
+		fprintf(f, "\n");
 		for (int s = 0; s < b->nsizes; s++) {
-			printf("%9zu", b->sizes[s]);
+			fprintf(f, "%9zu", b->sizes[s]);
 			for (int k = 0; k < nc; k++)
-				printf(" %*.1f", colw(&c[k]),
+				fprintf(f, " %*.1f", colw(&c[k]),
 				       col_s(b, &c[k], s, op, NULL)->min);
-			printf("\n");
+			fprintf(f, "\n");
 		}
-		printf("\n# %s: %stax = median / prereg median ('~' within noise of prereg)\n%9s",
+		fprintf(f, "\n# %s: %stax = median / prereg median ('~' within noise of prereg)\n%9s",
 		       op_title(op), b->workload == W_FRESH ? "" : b->workload == W_REUSE ?
 		       "reuse " : "churn ", "#bytes");
 		for (int k = 1; k < nc; k++)
-			printf(" %*s", colw(&c[k]), c[k].name);
-		printf(" %11s %11s\n", "prereg MB/s", "ordma MB/s");
+			fprintf(f, " %*s", colw(&c[k]), c[k].name);
+		fprintf(f, " %11s %11s\n", "prereg MB/s", "ordma MB/s");
 		for (int s = 0; s < b->nsizes; s++) {
 			const struct bench_summary *pre = col_s(b, &c[0], s, op, NULL);
 
-			printf("%9zu", b->sizes[s]);
+			fprintf(f, "%9zu", b->sizes[s]);
 			for (int k = 1; k < nc; k++) {
 				const struct bench_summary *x = col_s(b, &c[k], s, op, NULL);
 
-				printf(" %*s%5.2f", colw(&c[k]) - 5,
+				fprintf(f, " %*s%5.2f", colw(&c[k]) - 5,
 				       bench_tied(x, pre) ? "~" : "", x->median / pre->median);
 			}
-			printf(" %11.1f %11.1f\n", b->sizes[s] / pre->median,
+			fprintf(f, " %11.1f %11.1f\n", b->sizes[s] / pre->median,
 			       b->sizes[s] / b->runs[o].cell[s][op].s.median);
 		}
-		printf("\n");
+		fprintf(f, "\n");
 		if (churned(b) || any_wrong(b, op))
-			print_wrong(b, op);
-		print_ctrs(b, op);
+			print_wrong(f, b, op);
+		print_ctrs(f, b, op);
 	}
 	if (b->ntput) {
-		printf("# throughput: %d channels x %d outstanding sends of %zu bytes from never\n"
+		fprintf(f, "# throughput: %d channels x %d outstanding sends of %zu bytes from never\n"
 		       "# registered buffers (prereg: registered once), every byte checked at the end;\n"
 		       "# median of %d repetitions, the strategies in another order each time\n",
 		       b->tput_chans, b->tput_depth, b->tput_len, b->tput[0].nrep);
-		printf("%-10s %10s %8s %8s %8s %14s %10s\n", "#strategy", "MB/s",
+		fprintf(f, "%-10s %10s %8s %8s %8s %14s %10s\n", "#strategy", "MB/s",
 		       "min", "max", "x prereg", "bytes_verified", "bytes_bad");
 		for (int i = 0; i < b->ntput; i++) {
 			const struct bench_tput *t = &b->tput[i];
@@ -434,22 +436,94 @@ void bench_print(struct bench *b)
 				lo = t->rep_mbps[k] < lo ? t->rep_mbps[k] : lo;
 				hi = t->rep_mbps[k] > hi ? t->rep_mbps[k] : hi;
 			}
-			printf("%-10s %10.1f %8.1f %8.1f %8.2f %14llu %10llu\n", t->name,
+			fprintf(f, "%-10s %10.1f %8.1f %8.1f %8.2f %14llu %10llu\n", t->name,
 			       t->mbps, lo, hi, t->mbps / b->tput[0].mbps,
 			       t->bytes_ok, t->bytes_bad);
 		}
-		printf("\n");
+		fprintf(f, "\n");
 	}
 	if (b->nfair) {
-		printf("# fairness, ordma: one-way latency of a 4 KiB ping-pong, us\n");
-		printf("%-26s %10s %10s %10s %12s\n", "# light flow", "median", "p99",
+		fprintf(f, "# fairness, ordma: one-way latency of a 4 KiB ping-pong, us\n");
+		fprintf(f, "%-26s %10s %10s %10s %12s\n", "# light flow", "median", "p99",
 		       "min", "heavy MB/s");
 		for (int i = 0; i < b->nfair; i++)
-			printf("%-26s %10.1f %10.1f %10.1f %12.1f\n", b->fair[i].name,
+			fprintf(f, "%-26s %10.1f %10.1f %10.1f %12.1f\n", b->fair[i].name,
 			       b->fair[i].s.median, b->fair[i].s.p99, b->fair[i].s.min,
 			       b->fair[i].heavy_mbps);
-		printf("\n");
+		fprintf(f, "\n");
 	}
+}
+
+/* "4 KiB", "1 MiB": a size as a person reads it. */
+static void brief_size(char *buf, size_t len, size_t v)
+{
+	if (v >= (1UL << 20) && !(v & ((1UL << 20) - 1)))
+		snprintf(buf, len, "%zu MiB", v >> 20);
+	else if (v >= 1024 && !(v & 1023))
+		snprintf(buf, len, "%zu KiB", v >> 10);
+	else
+		snprintf(buf, len, "%zu B", v);
+}
+
+/* ordma against @x: "1.4x faster", "2.1x slower" or "as fast" (tied). */
+static void brief_cmp(char *buf, size_t len, const struct bench_summary *o,
+		      const struct bench_summary *x)
+{
+	if (bench_tied(o, x))
+		snprintf(buf, len, "as fast");
+	else if (o->median < x->median)
+		snprintf(buf, len, "%.1fx faster", x->median / o->median);
+	else
+		snprintf(buf, len, "%.1fx slower", o->median / x->median);
+}
+
+/**
+ * bench_print_brief() - the run in one short table: per operation and size,
+ * ordma's median against registered memory (prereg) and against the
+ * better of the two simple ways (regper, bounce), with the verdict
+ * @f: where to print it
+ * @b: the run
+ */
+void bench_print_brief(FILE *f, const struct bench *b)
+{
+	int o = ordma_run(b);
+	char sz[32], v1[32], v2[32];
+
+	if (o < 0)
+		return;
+	fprintf(f, "# ordma (%s) on %s, median latency in us; 'as fast': the 95%% confidence\n"
+		"# intervals overlap. prereg: memory registered once (the floor); simple: the\n"
+		"# better of registering each time (regper) and copying through a\n"
+		"# registered buffer (bounce)\n",
+		b->runs[o].name, b->ibdev);
+	fprintf(f, "%-34s %8s %10s %10s %16s %-14s %s\n", "#operation", "size",
+		"prereg", "ordma", "simple", "vs prereg", "vs simple");
+	for (int op = 0; op < BENCH_NOPS; op++) {
+		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
+			const struct bench_summary *reg = &b->runs[1].cell[s][op].s;
+			const struct bench_summary *bnc = &b->runs[2].cell[s][op].s;
+			const struct bench_summary *x = &b->runs[o].cell[s][op].s;
+			int st = reg->median < bnc->median ? 1 : 2;
+			const struct bench_summary *sim = &b->runs[st].cell[s][op].s;
+
+			if (!pre->n || !x->n || !sim->n)
+				continue;
+			brief_size(sz, sizeof(sz), b->sizes[s]);
+			brief_cmp(v1, sizeof(v1), x, pre);
+			brief_cmp(v2, sizeof(v2), x, sim);
+			fprintf(f, "%-34s %8s %10.1f %10.1f %6s %9.1f %-14s %s\n",
+				op_title(op), sz, pre->median, x->median,
+				b->runs[st].name, sim->median, v1, v2);
+		}
+	}
+	if (b->quiesce_late)
+		fprintf(f, "# %ld transfers left ordma holding chunks, pinned pages or MRs 100 ms after\n"
+			"# they completed: ordma gives them back off the caller's path, and the benchmark\n"
+			"# waits up to 100 ms before the next transfer so that work is not charged to it.\n"
+			"# Under load that can take longer; it is not a leak (the test suites check that\n"
+			"# everything comes back), but the next transfer paid for some of it.\n",
+			b->quiesce_late);
 }
 
 /* ---- JSON and CSV ---------------------------------------------------------- */
@@ -639,53 +713,68 @@ int bench_write_csv(struct bench *b, const char *path)
 
 /* ---- the plot --------------------------------------------------------------- */
 
-/* Where regper first beats bounce, interpolated on log scales; 0: never. */
-static double crossover(const struct bench *b, int op)
+/* Median and 95% CI of @x, and the same divided by @pre's median. */
+static void plot_point(FILE *g, const struct bench_summary *x,
+		       const struct bench_summary *pre)
 {
-	for (int s = 1; s < b->nsizes; s++) {
-		double d0 = log(b->runs[1].cell[s - 1][op].s.median /
-				b->runs[2].cell[s - 1][op].s.median);
-		double d1 = log(b->runs[1].cell[s][op].s.median /
-				b->runs[2].cell[s][op].s.median);
-
-		if (d0 > 0 && d1 <= 0) {
-			double x0 = log(b->sizes[s - 1]), x1 = log(b->sizes[s]);
-
-			return exp(x0 + (x1 - x0) * d0 / (d0 - d1));
-		}
-	}
-	return 0;
+	fprintf(g, " %.3f %.3f %.3f %.4f %.4f %.4f", x->median, x->lo, x->hi,
+		x->median / pre->median, x->lo / pre->median,
+		x->hi / pre->median);
 }
 
+/*
+ * One panel per operation, latency above and tax below: ordma (its own
+ * choice), prereg and the best simple way at each size (the faster of
+ * regper and bounce) with their 95% confidence intervals as bars; every
+ * other strategy a faint line; the legend under the panels.
+ */
 int bench_write_plot(struct bench *b, const char *path)
 {
 	struct col c[MAX_COLS];
-	int nc = cols_of(b, c);
+	int nc = cols_of(b, c), o = ordma_run(b);
 	size_t len = strlen(path);
-	FILE *g = popen("gnuplot", "w");
+	FILE *g;
 
+	if (o < 0)
+		return -1;
+	g = popen("gnuplot", "w");
 	if (!g)
 		return -1;
+	/*
+	 * Columns: bytes, then six per series (median, lo, hi, and the
+	 * three over prereg's median): ordma, prereg, best simple, then
+	 * every table column but prereg and ordma's.
+	 */
 	for (int op = 0; op < BENCH_NOPS; op++) {
-		fprintf(g, "$lat%d << EOD\n", op);
+		fprintf(g, "$d%d << EOD\n", op);
 		for (int s = 0; s < b->nsizes; s++) {
+			const struct bench_summary *pre = &b->runs[0].cell[s][op].s;
+			const struct bench_summary *reg = &b->runs[1].cell[s][op].s;
+			const struct bench_summary *bnc = &b->runs[2].cell[s][op].s;
+
 			fprintf(g, "%zu", b->sizes[s]);
-			for (int k = 0; k < nc; k++)
-				fprintf(g, " %.3f", col_s(b, &c[k], s, op, NULL)->median);
+			plot_point(g, &b->runs[o].cell[s][op].s, pre);
+			plot_point(g, pre, pre);
+			plot_point(g, reg->median < bnc->median ? reg : bnc, pre);
+			for (int k = 1; k < nc; k++)
+				if (c[k].run != o)
+					plot_point(g, col_s(b, &c[k], s, op, NULL),
+						   pre);
 			fprintf(g, "\n");
 		}
 		fprintf(g, "EOD\n");
 	}
 	if (len > 4 && !strcmp(path + len - 4, ".png"))
-		fprintf(g, "set terminal pngcairo size 1600,800 font 'sans,9'\n");
+		fprintf(g, "set terminal pngcairo size 1500,900 font 'sans,9'\n");
 	else
-		fprintf(g, "set terminal svg size 1600,800 dynamic font 'sans,11'\n");
+		fprintf(g, "set terminal svg size 1500,900 dynamic font 'sans,11'\n");
 	fprintf(g, "set output '%s'\n", path);
-	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s%s%s: medians of %d iterations (%d below %lu KiB)'\n",
+	fprintf(g, "set multiplot layout 2,%d title 'ordma-bench on %s%s%s: medians and 95%% confidence intervals of %d iterations (%d below %lu KiB)'\n",
 		BENCH_NOPS, b->ibdev, b->workload == W_FRESH ? "" : ", workload ",
 		b->workload == W_FRESH ? "" : bench_workload_names[b->workload],
 		b->iters, b->iters_small, BENCH_SMALL >> 10);
-	fprintf(g, "set logscale x 2\nset grid\nset key top left font ',9'\nset xtics (");
+	fprintf(g, "set logscale x 2\nset grid lc rgb 'gray85'\n"
+		"set key outside below horizontal font ',9'\nset xtics (");
 	for (int s = 0; s < b->nsizes; s++) {
 		size_t v = b->sizes[s];
 
@@ -696,25 +785,32 @@ int bench_write_plot(struct bench *b, const char *path)
 	fprintf(g, ")\nset logscale y\n");
 	for (int tax = 0; tax < 2; tax++) {
 		for (int op = 0; op < BENCH_NOPS; op++) {
-			double x = crossover(b, op);
+			/* median, lo and hi of series i, in us or x prereg */
+			int base = tax ? 5 : 2, n = 3;
 
-			fprintf(g, "unset arrow\nunset label\n");
+			fprintf(g, "unset arrow\n");
 			fprintf(g, "set ylabel '%s'\n", tax ? "tax (x prereg)" : "latency (us)");
-			/* the label on the side of the line with more room */
-			if (x > 0)
-				fprintf(g, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'gray40'\n"
-					"set label 'bounce/regper crossover' at %g, graph 0.95 %s font ',9'\n",
-					x, x, x, x * x > (double)b->sizes[0] * b->sizes[b->nsizes - 1] ?
-					"right offset -0.5,0" : "offset 0.5,0");
 			if (tax)
 				fprintf(g, "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb 'gray60'\n");
 			fprintf(g, "set xlabel 'bytes'\nset title '%s%s'\nplot ",
-				op_title(op), tax ? ": tax (median / prereg median)" : ": median latency");
-			for (int k = tax; k < nc; k++)
-				fprintf(g, "%s$lat%d using 1:%s%d%s with linespoints lt %d title '%s'",
-					k > tax ? ", " : "", op, tax ? "($" : "",
-					k + 2, tax ? "/$2)" : "", k + 1, c[k].name);
-			fprintf(g, "\n");
+				op_title(op), tax ? ": median / prereg median" : ": latency");
+			/* the others first, faint, so the three stay on top */
+			for (int k = 1; k < nc; k++) {
+				if (c[k].run == o)
+					continue;
+				fprintf(g, "$d%d using 1:%d with lines lw 1 lc rgb 'gray75' %s, ",
+					op, base + 6 * n,
+					n == 3 ? "title 'other strategies'" : "notitle");
+				n++;
+			}
+			if (!tax)
+				fprintf(g, "$d%d using 1:%d:%d:%d with yerrorlines lw 2 lc rgb 'black' pt 7 ps 0.6 title 'prereg (registered once)', ",
+					op, base + 6, base + 7, base + 8);
+			fprintf(g, "$d%d using 1:%d:%d:%d with yerrorlines lw 2 lc rgb '#2060c0' pt 5 ps 0.6 title 'best simple (regper or bounce)', ",
+				op, base + 12, base + 13, base + 14);
+			fprintf(g, "$d%d using 1:%d:%d:%d with yerrorlines lw 3 lc rgb '#d03020' pt 9 ps 0.8 title '%s'\n",
+				op, base, base + 1, base + 2, c[0].run == o ? c[0].name :
+				b->runs[o].name);
 		}
 	}
 	fprintf(g, "unset multiplot\n");
