@@ -948,6 +948,36 @@ static inline int sysfs_get(const char *attr, unsigned long long *v)
 	return ok ? 0 : -EINVAL;
 }
 
+/*
+ * Wait up to @timeout_ms until rxe0 holds no channel, chunk, pinned page or
+ * MR: the channels of a test before may still be closing (the debug
+ * kernel takes seconds), and what they hold changes what a new channel's
+ * receive ring takes. 0, or -ETIMEDOUT after naming what is still held.
+ */
+static inline int chan_wait_device_idle(int timeout_ms)
+{
+	static const char *const attr[] = {
+		"channels", "chunks_held", "pages_pinned", "mrs_live",
+	};
+	long long end = chan_now_ms() + timeout_ms;
+	unsigned long long v = 0;
+	unsigned int i;
+
+	for (;;) {
+		for (i = 0; i < sizeof(attr) / sizeof(attr[0]); i++)
+			if (sysfs_get(attr[i], &v) || v)
+				break;
+		if (i == sizeof(attr) / sizeof(attr[0]))
+			return 0;
+		if (chan_now_ms() > end) {
+			fprintf(stderr, "# rxe0 still holds %s = %llu\n",
+				attr[i], v);
+			return -ETIMEDOUT;
+		}
+		chan_sleep_ms(20);
+	}
+}
+
 /* Write @val to @attr of rxe0 in one write(2): 0 or its -errno. */
 static inline int sysfs_set_str(const char *attr, const char *val)
 {

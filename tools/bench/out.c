@@ -773,7 +773,9 @@ int bench_write_plot(struct bench *b, const char *path)
 		BENCH_NOPS, b->ibdev, b->workload == W_FRESH ? "" : ", workload ",
 		b->workload == W_FRESH ? "" : bench_workload_names[b->workload],
 		b->iters, b->iters_small, BENCH_SMALL >> 10);
+	/* room at both ends, so the first and last bars are not cut */
 	fprintf(g, "set logscale x 2\nset grid lc rgb 'gray85'\n"
+		"set offsets graph 0.04, graph 0.04, 0, 0\n"
 		"set key outside below horizontal font ',9'\nset xtics (");
 	for (int s = 0; s < b->nsizes; s++) {
 		size_t v = b->sizes[s];
