@@ -7,7 +7,8 @@
  * A kernel with CONFIG_FAULT_INJECTION_DEBUG_FS (the debug guest kernel;
  * Debian's are built without) gets one fault attribute per kind of post
  * (enum ordma_fault) in /sys/kernel/debug/ordma/: fail_send,
- * fail_send_posted, fail_recv and fail_reg, each with the knobs of
+ * fail_send_posted, fail_recv, fail_reg and fail_seg_source (not a post:
+ * a source's segment that finds no slot), each with the knobs of
  * Documentation/fault-injection/fault-injection.rst (probability,
  * interval, times, space, task-filter, verbose). An attribute counts its
  * posts only while its probability is not 0 (all are 0 at load, and
@@ -15,6 +16,15 @@
  * /proc/self/fail-nth, which every attribute honours, does not meet posts
  * unless a test asked for them. Without fault injection nothing here
  * fails (fault.h).
+ *
+ * add_nth_begin and add_nth_end hold the calling task's fail-nth count
+ * (what /proc/self/fail-nth reads) when ordma's ib_client .add last began
+ * and ended: a test that sweeps a link add with fail-nth learns which of
+ * the add's allocations were ordma's own, and which one its fault met.
+ * add_fail_at, when not 0 and the task has no fault armed, arms its
+ * fail-nth as .add begins: the add_fail_at-th allocation from there
+ * fails, in .add or, past its end, after it; where .add falls among
+ * the add's allocations no longer matters.
  */
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
@@ -32,9 +42,12 @@ static const char *const ordma_fault_names[ORDMA_FAULT_NR] = {
 	[ORDMA_FAULT_SEND_POSTED] = "fail_send_posted",
 	[ORDMA_FAULT_RECV] = "fail_recv",
 	[ORDMA_FAULT_REG] = "fail_reg",
+	[ORDMA_FAULT_SEG_SOURCE] = "fail_seg_source",
 };
 
 static struct dentry *ordma_fault_dir;
+static u32 ordma_add_nth[2];
+static u32 ordma_add_fail_at;
 
 /**
  * ordma_fault_now() - must this post fail?
@@ -52,6 +65,22 @@ bool ordma_fault_now(enum ordma_fault what)
 	return should_fail(attr, 1);
 }
 
+/**
+ * ordma_fault_add_mark() - note where the ib_client .add is in fail-nth
+ * @done: false as .add begins (where add_fail_at may arm the task's
+ *	fail-nth), true as it returns
+ *
+ * Context: process, in the task that adds the device.
+ */
+void ordma_fault_add_mark(bool done)
+{
+	u32 at = READ_ONCE(ordma_add_fail_at);
+
+	if (!done && at && !READ_ONCE(current->fail_nth))
+		WRITE_ONCE(current->fail_nth, at);
+	WRITE_ONCE(ordma_add_nth[done], READ_ONCE(current->fail_nth));
+}
+
 void ordma_fault_init(void)
 {
 	int i;
@@ -66,6 +95,12 @@ void ordma_fault_init(void)
 		fault_create_debugfs_attr(ordma_fault_names[i],
 					  ordma_fault_dir, &ordma_faults[i]);
 	}
+	debugfs_create_u32("add_nth_begin", 0600, ordma_fault_dir,
+			   &ordma_add_nth[0]);
+	debugfs_create_u32("add_nth_end", 0600, ordma_fault_dir,
+			   &ordma_add_nth[1]);
+	debugfs_create_u32("add_fail_at", 0600, ordma_fault_dir,
+			   &ordma_add_fail_at);
 }
 
 void ordma_fault_exit(void)

@@ -18,6 +18,9 @@
  *	completion comes later
  * @ORDMA_FAULT_RECV: a post on a channel's receive queue fails
  * @ORDMA_FAULT_REG: a post on a channel's registration QP fails
+ * @ORDMA_FAULT_SEG_SOURCE: a send's source finds no segment slot free, as
+ *	when the channel's other operations hold them all: the copy path
+ *	goes on
  * @ORDMA_FAULT_NR: how many there are
  */
 enum ordma_fault {
@@ -25,15 +28,21 @@ enum ordma_fault {
 	ORDMA_FAULT_SEND_POSTED,
 	ORDMA_FAULT_RECV,
 	ORDMA_FAULT_REG,
+	ORDMA_FAULT_SEG_SOURCE,
 	ORDMA_FAULT_NR,
 };
 
 #ifdef CONFIG_FAULT_INJECTION
 bool ordma_fault_now(enum ordma_fault what);
+void ordma_fault_add_mark(bool done);
 #else
 static inline bool ordma_fault_now(enum ordma_fault what)
 {
 	return false;
+}
+
+static inline void ordma_fault_add_mark(bool done)
+{
 }
 #endif
 

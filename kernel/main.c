@@ -17,13 +17,18 @@ static struct ib_client ordma_client;
 /* .add: the device's context, then lookups find it. */
 static int ordma_ib_add(struct ib_device *ibdev)
 {
-	struct ordma_dev *odev = ordma_dev_create(ibdev);
+	struct ordma_dev *odev;
 
-	if (IS_ERR(odev))
+	ordma_fault_add_mark(false);
+	odev = ordma_dev_create(ibdev);
+	if (IS_ERR(odev)) {
+		ordma_fault_add_mark(true);
 		return PTR_ERR(odev);
+	}
 	ib_set_client_data(ibdev, &ordma_client, odev);
 	ordma_dev_list(odev);
 	ordma_nl_dev_event(odev, true);
+	ordma_fault_add_mark(true);
 	return 0;
 }
 

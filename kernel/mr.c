@@ -51,6 +51,7 @@
 #include <linux/sched/user.h>
 
 #include "chan.h"
+#include "fault.h"
 #include "trace.h"
 
 /*
@@ -613,6 +614,8 @@ static struct ordma_seg *ordma_seg_add(struct ordma_chan *chan, u64 uaddr,
 	limit = chan->nsegs_max - (write && chan->nsegs_max > 1);
 	/* No allocation for nothing: only the worker adds segments. */
 	if (!standing && READ_ONCE(chan->nsegs) >= limit)
+		return NULL;
+	if (!write && !standing && ordma_fault_now(ORDMA_FAULT_SEG_SOURCE))
 		return NULL;
 	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
 	if (!seg)

@@ -207,6 +207,20 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 	 * go on before it (a deadlock), and a failed allocation kicks
 	 * nobody. Else copy.
 	 */
+	if (!seg && off < op->seg_next) {
+		/*
+		 * Bytes the copy path went on to while no slot was free no
+		 * segment will cover (ordma_op_ask_segs() starts the next one
+		 * at the page past them): copy them, up to that segment.
+		 */
+		list_for_each_entry(seg, &op->segs, op_node) {
+			if (seg->off > off) {
+				*n = min(*n, seg->off - off);
+				break;
+			}
+		}
+		return NULL;
+	}
 	if (!seg)
 		return op->zc_only && op->seg_next < op->len &&
 		       !list_empty(&op->segs) ? ERR_PTR(-EAGAIN) : NULL;

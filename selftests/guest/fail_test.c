@@ -519,6 +519,93 @@ TEST_F_TIMEOUT(post, sweep, 1800)
 }
 
 /*
+ * A source that found no segment slot for its first piece (fail_seg_source,
+ * as when the channel's other operations hold every slot) sends it through
+ * the copy path; its next segment starts at the page past those bytes. From
+ * a buffer that does not start on a page, the bytes from the end of that
+ * piece up to the page are in no segment: they must still go, by copy, in
+ * mode zerocopy too. A send longer than the segments its slots cover at
+ * once (a channel has 4, of 2 MiB at most) waited for a segment to cover
+ * them and never completed (-ETIMEDOUT after progress_timeout_ms).
+ */
+#define SEG_LEN		(9 * MiB + 4099)
+#define SEG_SALT	77
+/* Where the source starts in its page. */
+#define SEG_OFS		100
+
+/* Receive one SEG_LEN message and check it. */
+static int peer_recv_seg(struct chan_pair *p, void *arg)
+{
+	unsigned char *buf = chan_buf(SEG_LEN, 1);
+	long long res;
+
+	(void)arg;
+	PEER_CHECK(buf);
+	res = do_recv(p->fd, p->chan[0], buf, SEG_LEN);
+	if (res != SEG_LEN) {
+		fprintf(stderr, "# peer: receive: %lld\n", res);
+		return 1;
+	}
+	PEER_EQ(0, chan_check("received", buf, SEG_LEN,
+			      chan_seed(SEG_LEN, SEG_SALT)));
+	chan_buf_free(buf, SEG_LEN, 1);
+	return 0;
+}
+
+FIXTURE(seg) {
+	unsigned char *out;
+};
+
+FIXTURE_SETUP(seg)
+{
+	ORDMA_TEST_FILTER();
+	if (access(POST_DIR "fail_seg_source", W_OK))
+		SKIP(return, "no fail_seg_source: needs the debug guest kernel (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	self->out = chan_buf(SEG_LEN, SEG_OFS);
+	ASSERT_NE(NULL, self->out);
+	ASSERT_EQ(0, sysfs_set_str("mode", "zerocopy"));
+}
+
+FIXTURE_TEARDOWN(seg)
+{
+	if (self->out) {
+		post_disarm("fail_seg_source");
+		sysfs_set_str("mode", "auto");
+		chan_buf_free(self->out, SEG_LEN, SEG_OFS);
+	}
+}
+
+TEST_F_TIMEOUT(seg, source_copied_first, 120)
+{
+	unsigned long long zc0, cp0, zc, cp;
+	struct chan_pair p;
+
+	if (!self->out)
+		SKIP(return, "no fault injection on this kernel");
+	chan_pair_init(&p);
+	ASSERT_EQ(0, chan_pair(&p, AF_INET, chan_port(POST_PORT_BASE), 1,
+			       peer_recv_seg, NULL));
+	chan_fill(self->out, SEG_LEN, chan_seed(SEG_LEN, SEG_SALT));
+	ASSERT_EQ(0, sysfs_get("bytes_zerocopy", &zc0));
+	ASSERT_EQ(0, sysfs_get("bytes_copied", &cp0));
+	/* The first segment of the first source asked for finds no slot. */
+	ASSERT_EQ(0, post_arm("fail_seg_source", 1));
+	EXPECT_EQ(SEG_LEN, do_send(p.fd, p.chan[0], self->out, SEG_LEN));
+	ASSERT_EQ(1, post_disarm("fail_seg_source"));
+	ASSERT_EQ(0, chan_pair_join(&p, CHAN_PEER_MS));
+	chan_pair_destroy(&p);
+	/* Past the copied head, the rest went zero-copy. */
+	ASSERT_EQ(0, sysfs_get("bytes_zerocopy", &zc));
+	ASSERT_EQ(0, sysfs_get("bytes_copied", &cp));
+	zc -= zc0;
+	cp -= cp0;
+	TH_LOG("copied %llu, zero-copy %llu", cp, zc);
+	ASSERT_EQ((unsigned long long)SEG_LEN, zc + cp);
+	ASSERT_LT(cp, zc);
+	ASSERT_EQ(0, post_idle());
+}
+
+/*
  * The ib_client add path: for n = from, from + 1, ... the RDMA link rxe0
  * is deleted and added again (RDMA_NLDEV_CMD_NEWLINK, what `rdma link add`
  * sends) from the armed thread, so the n-th allocation of the whole add
@@ -550,25 +637,23 @@ TEST_F_TIMEOUT(post, sweep, 1800)
 #define ADD_POOL_BYTES	(ADD_CHUNKS * 65536)
 #define ADD_PORT_BASE	18700
 /*
- * Faults in the last ADD_WINDOW allocations of the add, unless
- * ORDMA_FAIL_ADD_FROM=n asks for every one from the n-th on. A clean add
- * makes about 15000 failable allocations in the debug guest (rxe's GID
- * tables alone are 3000 sysfs files, and kmemleak's metadata counts as
- * much as the objects it tracks), about 2.7 s each: from 1, the sweep
- * takes more than ten hours. ordma's .add is the last client's: measured
- * with kprobes, its allocations are the 140 before the last 46 (the
- * uevent, the netlink answer), and a clean add's count varies by about 35;
- * ordma's .add has begun 240 and once 319 allocations before the end, so
- * the sweep widens itself where the window turns out too short.
- */
-#define ADD_WINDOW	320
-/*
- * Allocations before ordma's .add that the window must include; where a
- * fault in the lead already hits ordma's .add, the sweep goes ADD_WIDEN
- * further back.
+ * A clean add makes about 15000 failable allocations in the debug guest
+ * (rxe's GID tables alone are 3000 sysfs files, and kmemleak's metadata
+ * counts as much as the objects it tracks), about 2.7 s each: failing every
+ * one takes more than ten hours, and their count, and where ordma's .add
+ * begins among them, vary from one add to the next (by 35 and more). So
+ * ordma's .add arms the fault itself (debugfs add_fail_at, kernel/fault.c):
+ * the k-th allocation from its start fails, for k = 1, 2, ... until one
+ * lands past its end (its mark add_nth_end holds what was left), then every
+ * ADD_TAIL_STRIDE-th after it, to the end of the add. Before that the
+ * ADD_LEAD allocations before .add fail once each, aimed by the task's own
+ * fail-nth where a clean add's .add began. ORDMA_FAIL_ADD_FROM=n fails
+ * every allocation of the add from the n-th on instead.
  */
 #define ADD_LEAD	8
-#define ADD_WIDEN	64
+#define ADD_TAIL_STRIDE	8
+/* Written to the marks before each add: .add did not run if it stays. */
+#define ADD_UNSEEN	0xffffffffU
 #define ADD_MSG		1000
 
 static int path_exists(const char *path)
@@ -900,19 +985,46 @@ FIXTURE_TEARDOWN(client_add)
 }
 
 /*
- * How many allocations a clean add makes in this thread (and a check that
- * it works), or -1.
+ * ordma's marks of the last .add (see ADD_LEAD): the task's fail-nth count
+ * as it began and ended, ADD_UNSEEN if it did not run since
+ * add_marks_reset(). 0 or -1.
  */
-static int add_count(int nth)
+static int add_marks(unsigned int *begin, unsigned int *end)
+{
+	long long b = ordma_read_ll(POST_DIR "add_nth_begin");
+	long long e = ordma_read_ll(POST_DIR "add_nth_end");
+
+	if (b < 0 || e < 0)
+		return -1;
+	*begin = b;
+	*end = e;
+	return 0;
+}
+
+static int add_marks_reset(void)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", ADD_UNSEEN);
+	return debugfs_write(POST_DIR "add_nth_begin", v) ?:
+	       debugfs_write(POST_DIR "add_nth_end", v);
+}
+
+/*
+ * How many allocations a clean add makes in this thread (and a check that
+ * it works), or -1; *@pre of them before ordma's .add, *@len in it.
+ */
+static int add_count(int nth, unsigned int *pre, unsigned int *len)
 {
 	const unsigned int big = 1 << 24;
+	unsigned int begin, end;
 	char buf[16] = "";
 	int sk, ret;
 
 	if (path_exists(IBDEV_DIR) && rdma_link_del())
 		return -1;
 	sk = rdma_nl_open();
-	if (sk < 0)
+	if (sk < 0 || add_marks_reset())
 		return -1;
 	fail_nth_set(nth, big);
 	ret = rdma_link_add(sk);
@@ -920,8 +1032,11 @@ static int add_count(int nth)
 		abort();
 	fail_nth_set(nth, 0);
 	close(sk);
-	if (ret || context_complete())
+	if (ret || context_complete() || add_marks(&begin, &end) ||
+	    begin == ADD_UNSEEN || end > begin)
 		return -1;
+	*pre = big - begin;
+	*len = begin - end;
 	return big - atoi(buf);
 }
 
@@ -961,14 +1076,22 @@ static void add_runs_note(struct add_runs *r, unsigned int n, char what)
 	r->count++;
 }
 
+static int add_fail_at(unsigned int k)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", k);
+	return debugfs_write(POST_DIR "add_fail_at", v);
+}
+
 TEST_F_TIMEOUT(client_add, sweep, 3600)
 {
 	struct add_runs runs = { .len = 0 };
 	unsigned int failed = 0, absent = 0, attached = 0, degraded = 0;
-	unsigned int n, to, from = 1, first_absent = 0, faults = 0;
+	unsigned int n, k = 0, pre, len, begin, end, faults = 0, met = 0;
 	const char *env = getenv("ORDMA_FAIL_ADD_FROM");
 	long long start = chan_now_ms();
-	int sk, ret, pending, count;
+	int sk, ret, pending, count, lead = ADD_LEAD;
 
 	if (self->nth < 0)
 		SKIP(return, "no fail-nth on this kernel");
@@ -976,32 +1099,46 @@ TEST_F_TIMEOUT(client_add, sweep, 3600)
 	ASSERT_EQ(0, ordma_sh("rmmod ordma"));
 	ASSERT_EQ(0, ordma_load(ADD_POOL_BYTES));
 	ASSERT_EQ(0, context_complete());
-	count = add_count(self->nth);
-	ASSERT_LT(0, count) TH_LOG("a clean add did not work");
+	count = add_count(self->nth, &pre, &len);
+	ASSERT_LT(0, count) TH_LOG("a clean add did not work, or no marks");
+	ASSERT_LT(0U, len);
 	/* An idle context holds no PD: each channel end has its own. */
 	ASSERT_EQ(0, ordma_pds());
-	if (env)
-		from = atoi(env);
-	else if (count > ADD_WINDOW)
-		from = count - ADD_WINDOW;
-	TH_LOG("a clean add makes %d failable allocations; faults from %u on",
-	       count, from);
+	TH_LOG("a clean add makes %d failable allocations, ordma's .add %u after the first %u",
+	       count, len, pre);
+	n = pre > ADD_LEAD ? pre - ADD_LEAD + 1 : 1;
+	if (env) {
+		n = atoi(env);
+		lead = -1;
+	}
 
-	to = 1U << 24;
-again:
-	for (n = from; n < to; n++) {
+	for (;;) {
+		/* The lead (or every one, from ORDMA_FAIL_ADD_FROM), then .add's. */
+		if (lead-- == 0)
+			k = 1;
+		/* Steps are named by the allocation, as a clean add counts. */
+		if (k)
+			n = pre + k;
 		if (path_exists(IBDEV_DIR))
 			ASSERT_EQ(0, rdma_link_del()) TH_LOG("step %u", n);
 		ASSERT_FALSE(path_exists(CTX_DIR)) TH_LOG("step %u", n);
 		sk = rdma_nl_open();
 		ASSERT_LE(0, sk);
+		ASSERT_EQ(0, add_marks_reset());
+		ASSERT_EQ(0, add_fail_at(k));
 
-		fail_nth_set(self->nth, n);
+		fail_nth_set(self->nth, k ? 0 : n);
 		ret = rdma_link_add(sk);
 		pending = fail_nth_pending(self->nth);
 		fail_nth_set(self->nth, 0);
 		close(sk);
+		ASSERT_EQ(0, add_fail_at(0));
+		ASSERT_EQ(0, add_marks(&begin, &end));
 		faults++;
+		if (k)
+			ASSERT_EQ(k, begin) TH_LOG(".add did not arm fault %u", k);
+		if (k && !end)
+			met++;
 
 		if (pending) {
 			/* No fault left to inject: everything must be there. */
@@ -1010,59 +1147,48 @@ again:
 			ASSERT_EQ(0, channel_works(n));
 			ASSERT_EQ(0, pool_idle());
 			faults--;
-			break;
+			if (k || env)
+				break;
 		}
 		if (!path_exists(IBDEV_DIR)) {
 			ASSERT_NE(0, ret) TH_LOG("step %u: added, but no " LINK_IBDEV, n);
 			ASSERT_FALSE(path_exists(CTX_DIR)) TH_LOG("step %u", n);
 			failed++;
 			add_runs_note(&runs, n, 'x');
-			continue;
-		}
-		if (ret && ret != -ENOBUFS)
-			TH_LOG("step %u: " LINK_IBDEV " exists after %s", n,
-			       strerror(-ret));
-		if (!path_exists(CTX_DIR)) {
+		} else if (!path_exists(CTX_DIR)) {
+			if (ret && ret != -ENOBUFS)
+				TH_LOG("step %u: " LINK_IBDEV " exists after %s",
+				       n, strerror(-ret));
 			add_runs_note(&runs, n, '-');
-			if (!absent++ || n < first_absent)
-				first_absent = n;
-			continue;
+			absent++;
+		} else if (!pending) {
+			if (ret && ret != -ENOBUFS)
+				TH_LOG("step %u: " LINK_IBDEV " exists after %s",
+				       n, strerror(-ret));
+			ASSERT_EQ(0, context_complete()) TH_LOG("step %u", n);
+			if (channel_works(n)) {
+				ASSERT_FALSE(core_can_connect())
+					TH_LOG("step %u: the core connects, ordma's channel does not", n);
+				degraded++;
+				add_runs_note(&runs, n, 'd');
+			} else {
+				attached++;
+				add_runs_note(&runs, n, 'c');
+			}
+			ASSERT_EQ(0, pool_idle()) TH_LOG("step %u", n);
 		}
-		ASSERT_EQ(0, context_complete()) TH_LOG("step %u", n);
-		if (channel_works(n)) {
-			ASSERT_FALSE(core_can_connect())
-				TH_LOG("step %u: the core connects, ordma's channel does not", n);
-			degraded++;
-			add_runs_note(&runs, n, 'd');
-		} else {
-			attached++;
-			add_runs_note(&runs, n, 'c');
-		}
-		ASSERT_EQ(0, pool_idle()) TH_LOG("step %u", n);
-	}
-	/*
-	 * ordma's .add may have begun inside the window's lead (a clean
-	 * add's count varies): sweep the allocations before it as well.
-	 */
-	if (absent && first_absent < from + ADD_LEAD && from > 1) {
-		to = from;
-		from = from > ADD_WIDEN ? from - ADD_WIDEN : 1;
-		TH_LOG("fault %u hit ordma's .add: widening to faults from %u",
-		       first_absent, from);
-		goto again;
+		n++;
+		/* Past .add's end (its mark holds the count left), the tail's. */
+		if (k)
+			k += end ? ADD_TAIL_STRIDE : 1;
 	}
 	add_runs_flush(&runs);
 	TH_LOG("outcomes:%s", runs.text);
-	TH_LOG("%u faults in %llds: link add failed %u, no ordma context %u (from fault %u), context and channel %u, context without a working core %u",
-	       faults, (chan_now_ms() - start) / 1000, failed, absent,
-	       first_absent, attached, degraded);
-	/*
-	 * The window must have reached back before ordma's .add (every
-	 * allocation of it was failed once) and into it.
-	 */
+	TH_LOG("%u faults in %llds, %u of them in ordma's .add: link add failed %u, no ordma context %u, context and channel %u, context without a working core %u",
+	       faults, (chan_now_ms() - start) / 1000, met, failed, absent,
+	       attached, degraded);
 	ASSERT_LT(0U, absent) TH_LOG("no fault hit ordma's .add");
-	ASSERT_LE(from + ADD_LEAD, first_absent)
-		TH_LOG("the window may start inside ordma's .add: widen ADD_WINDOW");
+	ASSERT_TRUE(env || met) TH_LOG("no fault met ordma's .add");
 
 	/* Every channel gave its PD back; the module leaves nothing either. */
 	ASSERT_EQ(0, ordma_pds());
