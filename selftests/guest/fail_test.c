@@ -946,6 +946,15 @@ static int ordma_load(unsigned int pool_bytes)
 	return ordma_sh("insmod %s pool_bytes=%u", ordma_ko(), pool_bytes);
 }
 
+/* ordma's .add arms the @k-th allocation from its start to fail; 0: none. */
+static int add_fail_at(unsigned int k)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", k);
+	return debugfs_write(POST_DIR "add_fail_at", v);
+}
+
 FIXTURE(client_add) {
 	int nth;
 };
@@ -968,6 +977,7 @@ FIXTURE_TEARDOWN(client_add)
 		return;
 	fail_nth_set(self->nth, 0);
 	close(self->nth);
+	add_fail_at(0);
 	if (!path_exists(IBDEV_DIR) &&
 	    ordma_sh("rdma link add " LINK_IBDEV " type rxe netdev " LINK_NETDEV))
 		TH_LOG("cannot add " LINK_IBDEV " again");
@@ -1074,14 +1084,6 @@ static void add_runs_note(struct add_runs *r, unsigned int n, char what)
 	}
 	r->last = n;
 	r->count++;
-}
-
-static int add_fail_at(unsigned int k)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%u", k);
-	return debugfs_write(POST_DIR "add_fail_at", v);
 }
 
 TEST_F_TIMEOUT(client_add, sweep, 3600)
