@@ -21,15 +21,13 @@ static int ordma_ib_add(struct ib_device *ibdev)
 
 	ordma_fault_add_mark(false);
 	odev = ordma_dev_create(ibdev);
-	if (IS_ERR(odev)) {
-		ordma_fault_add_mark(true);
-		return PTR_ERR(odev);
+	if (!IS_ERR(odev)) {
+		ib_set_client_data(ibdev, &ordma_client, odev);
+		ordma_dev_list(odev);
+		ordma_nl_dev_event(odev, true);
 	}
-	ib_set_client_data(ibdev, &ordma_client, odev);
-	ordma_dev_list(odev);
-	ordma_nl_dev_event(odev, true);
 	ordma_fault_add_mark(true);
-	return 0;
+	return PTR_ERR_OR_ZERO(odev);
 }
 
 /* .remove: no new user, every channel and listener closed, then the rest. */

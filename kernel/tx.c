@@ -192,7 +192,7 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 {
 	enum ordma_seg_state state;
 	u64 off = op->posted;
-	struct ordma_seg *seg;
+	struct ordma_seg *seg, *next;
 
 	ordma_chan_assert_run(chan);
 	if (off < op->zc_start) {
@@ -201,26 +201,26 @@ static struct ordma_seg *ordma_tx_source(struct ordma_chan *chan,
 	}
 	seg = ordma_op_seg(op, off);
 	/*
+	 * Bytes below the next segment that no segment covers: the copy path
+	 * went on while no slot was free, and ordma_op_ask_segs() started the
+	 * next segment at the page past them. Copy them, up to that segment.
+	 */
+	if (!seg && off < op->seg_next) {
+		list_for_each_entry(next, &op->segs, op_node) {
+			if (next->off > off) {
+				*n = min(*n, next->off - off);
+				break;
+			}
+		}
+		return NULL;
+	}
+	/*
 	 * Not asked for yet: no slot was free, or no memory. Wait only if
 	 * this operation's own segments will free one as it goes on: the
 	 * slots may be held by a WRITE queued behind this SEND, which cannot
 	 * go on before it (a deadlock), and a failed allocation kicks
 	 * nobody. Else copy.
 	 */
-	if (!seg && off < op->seg_next) {
-		/*
-		 * Bytes the copy path went on to while no slot was free no
-		 * segment will cover (ordma_op_ask_segs() starts the next one
-		 * at the page past them): copy them, up to that segment.
-		 */
-		list_for_each_entry(seg, &op->segs, op_node) {
-			if (seg->off > off) {
-				*n = min(*n, seg->off - off);
-				break;
-			}
-		}
-		return NULL;
-	}
 	if (!seg)
 		return op->zc_only && op->seg_next < op->len &&
 		       !list_empty(&op->segs) ? ERR_PTR(-EAGAIN) : NULL;
