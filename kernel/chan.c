@@ -317,6 +317,24 @@ void ordma_chan_fail(struct ordma_chan *chan, int err)
 	ordma_chan_kick(chan);
 }
 
+/**
+ * ordma_chan_wr_failed() - a work request of a channel's QP failed
+ * @chan: the channel
+ * @status: the completion's status, not IB_WC_SUCCESS
+ *
+ * Any context. An error fails the channel with -EIO. So does a flush while
+ * the channel is not dead: ordma moves its QP to the error state only once
+ * the channel died, so the QP went there by itself, and the device may not
+ * have said so (rdma_rxe's responder raises no event when it refuses a
+ * peer's RDMA WRITE; only the receives it flushes tell).
+ */
+void ordma_chan_wr_failed(struct ordma_chan *chan, enum ib_wc_status status)
+{
+	if (status != IB_WC_WR_FLUSH_ERR ||
+	    READ_ONCE(chan->phase) != ORDMA_PHASE_DEAD)
+		ordma_chan_fail(chan, -EIO);
+}
+
 /* Told of each channel a peer's fault failed; see ordma_chan_fault(). */
 static ATOMIC_NOTIFIER_HEAD(ordma_fault_chain);
 

@@ -724,6 +724,7 @@ struct ordma_obj *ordma_obj_get(struct ordma_file *ofile, u32 id,
 				enum ordma_chan_kind kind);
 void ordma_obj_put(struct ordma_obj *obj);
 void ordma_chan_fail(struct ordma_chan *chan, int err);
+void ordma_chan_wr_failed(struct ordma_chan *chan, enum ib_wc_status status);
 void ordma_chan_down_locked(struct ordma_chan *chan);
 void ordma_chan_own(struct ordma_chan *chan);
 void ordma_chan_disown(struct ordma_chan *chan);

@@ -49,9 +49,7 @@ static void ordma_xfer_reap(struct ordma_chan *chan, struct list_head *tx_done,
 		list_del(&chunk->node);
 		ordma_rx_completed(chan, true);
 		if (chunk->status != IB_WC_SUCCESS) {
-			if (chunk->status != IB_WC_WR_FLUSH_ERR &&
-			    chunk->status != IB_WC_SUCCESS)
-				ordma_chan_fail(chan, -EIO);
+			ordma_chan_wr_failed(chan, chunk->status);
 			ordma_rx_recycle(chan, chunk);
 			continue;
 		}

@@ -624,8 +624,7 @@ void ordma_tx_complete(struct ordma_chan *chan, struct ordma_tx *tx)
 		ordma_tx_sample(chan, tx->chunk->len,
 				op && !op->inflight ? op : NULL);
 	} else {
-		if (tx->status != IB_WC_WR_FLUSH_ERR)
-			ordma_chan_fail(chan, -EIO);
+		ordma_chan_wr_failed(chan, tx->status);
 		/* Not delivered: the operation fails, as the channel did. */
 		if (op && !op->res) {
 			spin_lock_irq(&chan->lock);

@@ -31,16 +31,16 @@
 
 /*
  * The RDMA WRITE of a placed piece is unsignaled: its completion comes only
- * when it failed (bad remote key or range, retries exhausted). A flush
- * only follows a QP error that was reported already.
+ * when it failed (bad remote key or range, retries exhausted) or was
+ * flushed.
  */
 static void ordma_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ordma_chan *chan = container_of(wc->wr_cqe, struct ordma_chan,
 					       write_cqe);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		ordma_chan_fail(chan, -EIO);
+	if (wc->status != IB_WC_SUCCESS)
+		ordma_chan_wr_failed(chan, wc->status);
 }
 
 /* A receive completed: hand its chunk to the data path. */

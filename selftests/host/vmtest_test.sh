@@ -37,7 +37,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..15"
+echo "1..16"
 
 expect "vmtest: no command is a usage error" 125 "usage:" $vmtest
 expect "vmtest: unknown option is a usage error" 125 "unknown argument" $vmtest --frobnicate -- true
@@ -145,6 +145,13 @@ if [ -f "$wdir/warnmod.ko" ]; then
 else
 	ok 1 "vmtest --hosts 2: a kernel WARNING in host 2 fails the run (module did not build)"
 fi
+
+# Host 2 crashes with its command running: host 1, waiting for it, is
+# stopped at once, not at the deadline (300 s; status 124 then).
+expect "vmtest --hosts 2: a host that crashes stops the other at once" 125 \
+	"host 1: stopped, as host 2 crashed" \
+	$vmtest --hosts 2 --smp 1 --no-module --timeout 300 -- \
+	sh -c 'if [ "$VMTEST_HOST" = 1 ]; then sleep 1000; else echo c >/proc/sysrq-trigger; fi'
 
 # A guest booted again: host 2 vanishes asking for it (tools/vmtest-vanish
 # --restart); its second boot, told by VMTEST_BOOT=2, meets host 1, which
