@@ -110,11 +110,9 @@ lint: $(SCRIPTS)/checkpatch.pl
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1 | tee $(CACHE)/sparse.log
 	@! grep -E '(warning|error):' $(CACHE)/sparse.log
 
-# The modules are built by tools/check's first stage, for every kernel
-# (tools/vmtest loads those builds); the rest here, on every CPU.
 check:
 	@tools/deps
-	@$(MAKE) --no-print-directory -j$(shell nproc) user
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@tools/check
 
 # The guest stage of make check N times (DEBUG=1: make check-debug's
@@ -176,12 +174,9 @@ LIB_USER_CFLAGS	= $(CPPFLAGS) $(CFLAGS) -Ilib -Iinclude/uapi
 EXAMPLES	:= examples/sender examples/receiver
 TOOLS		+= tools/ordmacp
 
-.PHONY: lib examples user install modules_install clean-lib
+.PHONY: lib examples install modules_install clean-lib
 
 all: lib tools/ordmacp examples
-
-# All but the modules: what make check builds before it runs.
-user: selftests $(TOOLS) lib examples
 
 lib: lib/libordma.a $(LIB_SO) lib/$(ORDMA_SONAME) lib/libordma.so
 
