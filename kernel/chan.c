@@ -326,13 +326,18 @@ void ordma_chan_fail(struct ordma_chan *chan, int err)
  * the channel is not dead: ordma moves its QP to the error state only once
  * the channel died, so the QP went there by itself, and the device may not
  * have said so (rdma_rxe's responder raises no event when it refuses a
- * peer's RDMA WRITE; only the receives it flushes tell).
+ * peer's RDMA WRITE; only the receives it flushes tell). On a device whose
+ * QP ends with its connection (iWARP: the peer closed the TCP stream, and
+ * the CM says so after the flush) such a flush is the peer leaving:
+ * -ENOTCONN, as its disconnect gives.
  */
 void ordma_chan_wr_failed(struct ordma_chan *chan, enum ib_wc_status status)
 {
-	if (status != IB_WC_WR_FLUSH_ERR ||
-	    READ_ONCE(chan->phase) != ORDMA_PHASE_DEAD)
+	if (status != IB_WC_WR_FLUSH_ERR)
 		ordma_chan_fail(chan, -EIO);
+	else if (READ_ONCE(chan->phase) != ORDMA_PHASE_DEAD)
+		ordma_chan_fail(chan, chan->odev->close_flushes ? -ENOTCONN :
+				-EIO);
 }
 
 /* Told of each channel a peer's fault failed; see ordma_chan_fault(). */

@@ -21,6 +21,12 @@
 /* Most receive buffers a channel keeps posted. */
 #define ORDMA_RX_DEPTH		16
 /*
+ * Fewest a channel keeps posted when the pair counts every message
+ * (credit_all), whatever its share of the pool: the credits need three
+ * (wr.c).
+ */
+#define ORDMA_CREDIT_ALL_RX	3
+/*
  * Bytes of the receive buffer of its own a channel keeps when the pool
  * gives it no reserve (ordma_rx_reserve()): its header and 1992 bytes of
  * payload are every receive buffer it posts, so an idle channel holds no
@@ -399,9 +405,19 @@ enum ordma_chan_phase {
  *	credit every header we send carries is @rx_credit_posted minus this
  *	(worker)
  * @rx_credit_told: that credit as our last header told it (worker)
- * @rx_credit_used: messages with payload ever received, mod 2^32 (worker)
+ * @rx_credit_used: messages with payload ever received (every message
+ *	with @credit_all), mod 2^32 (worker)
  * @tx_credit_peer: the peer's credit, as its latest header said (worker)
- * @tx_credit_sent: messages with payload ever sent, mod 2^32 (worker)
+ * @tx_credit_sent: messages with payload ever sent (every message with
+ *	@credit_all), mod 2^32 (worker)
+ * @credit_all: the pair counts every message against the credits, as a
+ *	device without receiver-not-ready retry needs (iWARP); set before the
+ *	channel is up, constant after
+ * @tx_hello: the connecting side of a device whose connecting side speaks
+ *	first (odev->initiator_first) has sent nothing yet: a CREDIT goes if
+ *	nothing else does (worker)
+ * @tx_wait_peer: the accepting side of such a device has received nothing
+ *	yet, so it sends nothing (worker)
  * @tx_moved: when a send of ours last completed, or the send queue got
  *	busy, jiffies (worker)
  * @stall: fires when the sends posted may have been stuck for the
@@ -550,6 +566,9 @@ struct ordma_chan {
 	u32 rx_credit_used;		/* run */
 	u32 tx_credit_peer;		/* run */
 	u32 tx_credit_sent;		/* run */
+	bool credit_all;
+	bool tx_hello;			/* run */
+	bool tx_wait_peer;		/* run */
 	unsigned long tx_moved;		/* run */
 	struct timer_list stall;
 	u64 tx_mark;			/* run */

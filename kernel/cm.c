@@ -38,6 +38,11 @@
 #include "nl.h"
 #include "trace.h"
 
+static bool ordma_credit_all;
+module_param_named(credit_all, ordma_credit_all, bool, 0644);
+MODULE_PARM_DESC(credit_all,
+		 "Count every message against the credits on every device, as on a device without RNR retry (iWARP), for channels connected from now on");
+
 #define ORDMA_CONNECT_TIMEOUT_MS	5000
 #define ORDMA_BACKLOG			128
 #define ORDMA_MIN_RNR_TIMER		IB_RNR_TIMER_000_32
@@ -133,12 +138,6 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	odev = ordma_dev_get(cm_id->device);
 	if (!odev)
 		return -ENODEV;
-	if (!odev->rnr) {
-		ibdev_info_ratelimited(cm_id->device,
-				       "ordma: no channel on a device without RNR retry (iWARP)\n");
-		ordma_dev_put(odev);
-		return -EOPNOTSUPP;
-	}
 
 	mutex_lock(&odev->chans_lock);
 	if (odev->dying) {
@@ -205,6 +204,19 @@ static int ordma_chan_setup_qp(struct ordma_chan *chan,
 	return ordma_chan_publish(chan, cm_id);
 }
 
+/*
+ * Does this side need the pair to count every message? On a device without
+ * RNR retry (iWARP) it must; elsewhere when the knob says so.
+ */
+static bool ordma_own_credit_all(struct ordma_dev *odev)
+{
+	return !odev->rnr || READ_ONCE(ordma_credit_all);
+}
+
+/*
+ * The private data of connect and accept. With chan->credit_all, the
+ * receives posted before it go with it: they are the peer's first credits.
+ */
 static void ordma_conn_param(struct ordma_chan *chan,
 			     struct rdma_conn_param *param,
 			     struct ordma_wire_cm *priv)
@@ -212,6 +224,10 @@ static void ordma_conn_param(struct ordma_chan *chan,
 	memset(priv, 0, sizeof(*priv));
 	priv->version = ORDMA_WIRE_VERSION;
 	priv->rx_size = cpu_to_le32(chan->rx_size);
+	if (chan->credit_all) {
+		priv->flags = ORDMA_WIRE_CM_F_CREDIT_ALL;
+		priv->credits = cpu_to_le16(ordma_xfer_prepost(chan));
+	}
 
 	memset(param, 0, sizeof(*param));
 	param->private_data = priv;
@@ -220,18 +236,46 @@ static void ordma_conn_param(struct ordma_chan *chan,
 	param->rnr_retry_count = 7;	/* forever: RNR is our flow control */
 }
 
-/* Check the peer's CM private data; return its receive size or 0. */
-static u32 ordma_peer_rx_size(const void *data, u8 len)
+/*
+ * Check the peer's CM private data and copy it to @out. Return 0, or
+ * -EPROTO for another version, an unknown flag or a receive size out of
+ * bounds.
+ */
+static int ordma_peer_cm(const void *data, u8 len, struct ordma_wire_cm *out)
 {
 	const struct ordma_wire_cm *priv = data;
 	u32 rx;
 
-	if (!data || len < sizeof(*priv) || priv->version != ORDMA_WIRE_VERSION)
-		return 0;
+	if (!data || len < sizeof(*priv) || priv->version != ORDMA_WIRE_VERSION ||
+	    priv->flags & ~ORDMA_WIRE_CM_F_CREDIT_ALL)
+		return -EPROTO;
 	rx = le32_to_cpu(priv->rx_size);
 	if (rx < ORDMA_WIRE_RX_MIN || rx > ORDMA_WIRE_RX_MAX)
-		return 0;
-	return rx;
+		return -EPROTO;
+	*out = *priv;
+	return 0;
+}
+
+/*
+ * What the peer told at connect: its receive size, and whether the pair
+ * counts every message (either side may ask), with the peer's first
+ * credits. On a device whose connecting side speaks first, who does.
+ * Before the channel is established: only a refill runs.
+ */
+static void ordma_chan_take_peer_cm(struct ordma_chan *chan,
+				    const struct ordma_wire_cm *peer)
+{
+	chan->peer_rx_size = le32_to_cpu(peer->rx_size);
+	mutex_lock(&chan->run);
+	if (chan->credit_all || peer->flags & ORDMA_WIRE_CM_F_CREDIT_ALL) {
+		chan->credit_all = true;
+		chan->tx_credit_peer = le16_to_cpu(peer->credits);
+	}
+	if (chan->odev->initiator_first) {
+		chan->tx_hello = !chan->listener;
+		chan->tx_wait_peer = !!chan->listener;
+	}
+	mutex_unlock(&chan->run);
 }
 
 static void ordma_chan_connected(struct ordma_chan *chan, int err)
@@ -260,6 +304,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = ordma_chan_setup_qp(chan, cm_id);
 		if (!ret) {
+			chan->credit_all = ordma_own_credit_all(chan->odev);
 			ordma_conn_param(chan, &param, &priv);
 			ret = rdma_connect_locked(cm_id, &param);
 		}
@@ -268,13 +313,21 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!chan->listener) {
-			chan->peer_rx_size =
-				ordma_peer_rx_size(ev->param.conn.private_data,
-						   ev->param.conn.private_data_len);
-			if (!chan->peer_rx_size) {
-				ordma_chan_connected(chan, -EPROTO);
+			ret = ordma_peer_cm(ev->param.conn.private_data,
+					    ev->param.conn.private_data_len,
+					    &priv);
+			/* A listener answers with what the pair uses. */
+			if (!ret && chan->credit_all &&
+			    !(priv.flags & ORDMA_WIRE_CM_F_CREDIT_ALL)) {
+				ibdev_info_ratelimited(cm_id->device,
+						       "ordma: the peer does not count every message, as this device needs\n");
+				ret = -EPROTO;
+			}
+			if (ret) {
+				ordma_chan_connected(chan, ret);
 				break;
 			}
+			ordma_chan_take_peer_cm(chan, &priv);
 		}
 		spin_lock_irqsave(&chan->lock, flags);
 		up = chan->phase == ORDMA_PHASE_CONNECTING;
@@ -416,20 +469,19 @@ static int ordma_listener_request(struct ordma_listener *lis,
 				  struct rdma_cm_id *cm_id,
 				  struct rdma_cm_event *ev)
 {
+	struct ordma_wire_cm priv, peer;
 	struct rdma_conn_param param;
-	struct ordma_wire_cm priv;
 	struct ordma_chan *chan;
-	u32 peer_rx;
 	int ret;
 
-	peer_rx = ordma_peer_rx_size(ev->param.conn.private_data,
-				     ev->param.conn.private_data_len);
+	ret = ordma_peer_cm(ev->param.conn.private_data,
+			    ev->param.conn.private_data_len, &peer);
 	/*
 	 * The backlog is ours to keep: rdma_listen() passes it to iWARP only.
 	 * A first look before anything is built; the place is taken below,
 	 * before rdma_accept().
 	 */
-	if (!peer_rx || READ_ONCE(lis->dead) ||
+	if (ret || READ_ONCE(lis->dead) ||
 	    READ_ONCE(lis->npending) >= lis->backlog) {
 		rdma_reject(cm_id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return -ECONNREFUSED;
@@ -440,7 +492,6 @@ static int ordma_listener_request(struct ordma_listener *lis,
 		ret = PTR_ERR(chan);
 		goto err_reject;
 	}
-	chan->peer_rx_size = peer_rx;
 	chan->listener = lis;
 	chan->parked = true;
 	kref_get(&lis->kref);
@@ -452,6 +503,8 @@ static int ordma_listener_request(struct ordma_listener *lis,
 	ret = ordma_chan_setup_qp(chan, cm_id);
 	if (ret)
 		goto err_chan;
+	chan->credit_all = ordma_own_credit_all(chan->odev);
+	ordma_chan_take_peer_cm(chan, &peer);
 	chan->cm_id = cm_id;
 	cm_id->context = chan;
 

@@ -148,6 +148,7 @@ void ordma_dev_reset_stats(struct ordma_dev *odev)
 struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 {
 	struct ordma_dev *odev;
+	bool iwarp;
 	int ret;
 
 	odev = kzalloc(sizeof(*odev), GFP_KERNEL);
@@ -167,11 +168,18 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 	 */
 	odev->model.cpu_wire = ib_uses_virt_dma(ibdev);
 	/*
-	 * iWARP has no immediate data (siw takes no *_WITH_IMM), and no
-	 * receiver-not-ready retry: a SEND without a receive is fatal.
+	 * What iWARP does otherwise (struct ordma_dev says what each one
+	 * changes): no immediate data (siw takes no *_WITH_IMM); no
+	 * receiver-not-ready retry (a SEND without a receive ends the
+	 * connection); the QP ends with the TCP stream; the connecting side
+	 * speaks first; user registrations addressed by their user address.
 	 */
-	odev->imm = !rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
-	odev->rnr = odev->imm;
+	iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
+	odev->imm = !iwarp;
+	odev->rnr = !iwarp;
+	odev->close_flushes = iwarp;
+	odev->initiator_first = iwarp;
+	odev->user_mr_va = iwarp;
 	odev->mode = ORDMA_MODE_AUTO;
 	odev->progress_ms = ORDMA_PROGRESS_MS;
 	odev->cache_max = ORDMA_CACHE_MAX;

@@ -23,6 +23,7 @@ void ordma_cm_remove_dev(struct ordma_dev *odev);
 /* sched.c */
 void ordma_xfer_init(struct ordma_chan *chan);
 int ordma_xfer_setup(struct ordma_chan *chan);
+u16 ordma_xfer_prepost(struct ordma_chan *chan);
 void ordma_xfer_release(struct ordma_chan *chan);
 void ordma_xfer_flush(struct ordma_chan *chan, int err, bool keep_rx);
 int ordma_chan_submit(struct ordma_chan *chan, struct ordma_req *op,

@@ -419,6 +419,7 @@ static int ordma_seg_prepare(struct ordma_chan *chan, struct ordma_seg *seg)
 	ret = ordma_frwr_reg(chan, seg, npages, ORDMA_IOVA_BASE);
 	if (ret == -EOPNOTSUPP) {
 		mr = ib_reg_user_mr(chan->pd, seg->uaddr, seg->len,
+				    odev->user_mr_va ? seg->uaddr :
 				    ordma_seg_iova(seg->uaddr),
 				    IB_ACCESS_LOCAL_WRITE |
 				    IB_ACCESS_REMOTE_WRITE);

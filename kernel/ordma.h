@@ -212,8 +212,21 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  *	standing offer is named by a SEND (tx.c)
  * @rnr: a SEND that finds no receive posted waits for one (receiver not
  *	ready retry; on iWARP it ends the connection). The credits (wr.c)
- *	leave header-only messages to it: a device without it carries no
- *	channel (ordma_chan_setup_qp() says -EOPNOTSUPP)
+ *	leave header-only messages to it: on a device without it the pair
+ *	counts every message (chan->credit_all)
+ * @initiator_first: the side that connected sends the first message, and
+ *	the side that accepted sends nothing before it arrived (iWARP without
+ *	RTR negotiation: RFC 5044 lets the responder send only after the
+ *	initiator's first frame; siw ends a connection whose reply it finds
+ *	followed by one)
+ * @user_mr_va: a user registration is addressed where the user sees its
+ *	memory, so ordma asks for that address (mr.c): soft iWARP takes no
+ *	other (siw_reg_user_mr() ignores the iova it is given), and iWARP
+ *	takes no fast registration on a QP of no connection (frwr.c). The
+ *	peer then learns where the buffer is in the owner's address space
+ * @close_flushes: the QP ends with the connection (iWARP: the peer's close
+ *	of the TCP stream), and its flushed completions come before the CM's
+ *	DISCONNECTED (ordma_chan_wr_failed())
  * @mode: enum ordma_mode, the sysfs knob (READ_ONCE)
  * @model_lock: protects @model
  * @model: the cost model the planner uses, measured online
@@ -254,6 +267,9 @@ struct ordma_dev {
 	atomic64_t errors;
 	bool imm;
 	bool rnr;
+	bool close_flushes;
+	bool initiator_first;
+	bool user_mr_va;
 	int mode;
 	spinlock_t model_lock;		/* model */
 	struct ordma_model model;	/* model_lock */

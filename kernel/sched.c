@@ -337,6 +337,27 @@ int ordma_xfer_setup(struct ordma_chan *chan)
 }
 
 /**
+ * ordma_xfer_prepost() - post the first receives before the peer can send
+ * @chan: the channel, its QP created, not connected yet
+ *
+ * For a pair that counts every message: the peer's first credits are the
+ * receives posted here, told in the CM private data.
+ *
+ * Return: the receives posted, 0 to ORDMA_RX_DEPTH.
+ */
+u16 ordma_xfer_prepost(struct ordma_chan *chan)
+{
+	u16 posted;
+
+	mutex_lock(&chan->run);
+	ordma_rx_refill(chan);
+	posted = chan->rx_credit_posted;
+	chan->rx_credit_told = posted;
+	mutex_unlock(&chan->run);
+	return posted;
+}
+
+/**
  * ordma_xfer_release() - free what ordma_xfer_setup() took of its own
  * @chan: the channel, flushed, its QP destroyed
  */

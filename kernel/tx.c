@@ -501,18 +501,29 @@ bool ordma_tx_progress(struct ordma_chan *chan, bool mm_ok)
 	int filled;
 
 	ordma_chan_assert_run(chan);
+	/* The connecting side speaks first (odev->initiator_first). */
+	if (chan->tx_wait_peer)
+		return false;
 	while (chan->tx_posted < ORDMA_TX_DEPTH) {
 		c = list_first_entry_or_null(&chan->ctrl, struct ordma_ctrl,
 					     node);
 		op = NULL;
 		data = false;
-		if (!c && ordma_tx_credit(chan)) {
+		/*
+		 * When every message counts, a header-only one may wait for
+		 * a credit too; nothing overtakes it, but a CREDIT may.
+		 */
+		if (c && !ordma_tx_ctrl_credit(chan, &c->hdr)) {
+			c = NULL;
+		} else if (!c && ordma_tx_credit(chan)) {
 			op = ordma_tx_next_op(chan);
 			data = op || !list_empty(&chan->remote_reads);
 		} else if (!c && trace_ordma_credit_stall_enabled()) {
 			ordma_tx_trace_stall(chan);
 		}
-		if (!c && !data && !ordma_rx_credit_due(chan))
+		if (!c && !data &&
+		    ((!ordma_rx_credit_due(chan) && !chan->tx_hello) ||
+		     !ordma_tx_ctrl_credit(chan, NULL)))
 			break;
 		tx = ordma_tx_get(chan);
 		if (!tx)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ordma wire protocol, version 9 (ORDMA_WIRE_VERSION): the layouts.
+ * The ordma wire protocol, version 10 (ORDMA_WIRE_VERSION): the layouts.
  * How they are used, and what a receiver checks, is
  * Documentation/ordma/protocol.rst.
  *
@@ -25,17 +25,29 @@
 #include <linux/stddef.h>
 #endif
 
-#define ORDMA_WIRE_VERSION	9
+#define ORDMA_WIRE_VERSION	10
+
+/*
+ * On struct ordma_wire_cm: this side counts every message against the
+ * credits, header-only ones too (protocol.rst, "Flow control"); the pair
+ * does if either side says so.
+ */
+#define ORDMA_WIRE_CM_F_CREDIT_ALL	0x1
 
 /**
  * struct ordma_wire_cm - CM private data of connect and accept
  * @version: ORDMA_WIRE_VERSION; a listener rejects any other
- * @__reserved: zero
+ * @flags: ORDMA_WIRE_CM_F_*; a listener rejects any other bit, and answers
+ *	with the flags the pair uses
+ * @credits: receives this side posted before it connected or accepted, the
+ *	credits the peer starts with when the pair counts every message
+ *	(ORDMA_WIRE_CM_F_CREDIT_ALL); 0 otherwise
  * @rx_size: size of every receive buffer this side posts
  */
 struct ordma_wire_cm {
 	u8 version;
-	u8 __reserved[3];
+	u8 flags;
+	__le16 credits;
 	__le32 rx_size;
 };
 
@@ -251,7 +263,8 @@ struct ordma_wire_revoke {
  *	sender's new receive buffer size, minus 1
  * @credits: the sender's receive buffers posted for messages that need
  *	one, ever, minus the header-only messages it received (each used
- *	one), mod 2^32 (protocol.rst, "Flow control")
+ *	one) unless the pair counts every message, mod 2^32 (protocol.rst,
+ *	"Flow control")
  */
 struct ordma_wire_hdr {
 	u8 version;
@@ -275,7 +288,8 @@ struct ordma_wire_hdr {
 	__le32 credits;
 };
 
-/* The layout of version 9 (as of 8): every opcode's fields where they always were. */
+/* The header of version 10 (as of 8): every opcode's fields where they always were. */
+static_assert(sizeof(struct ordma_wire_cm) == 8);
 static_assert(sizeof(struct ordma_wire_hdr) == 56);
 static_assert(sizeof(struct ordma_wire_hdr) + 512 == ORDMA_WIRE_RX_MIN);
 static_assert(offsetof(struct ordma_wire_hdr, msg.msg_id) == 40);

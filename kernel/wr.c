@@ -22,6 +22,16 @@
  * rare one that finds no buffer) and never make the peer owe a CREDIT, so
  * credits can neither deadlock nor ping-pong. Without credits the data path
  * would live in RNR retry, which costs rdma_rxe a timer tick each time.
+ *
+ * A pair that counts every message (chan->credit_all: a device without RNR
+ * retry, iWARP, where a SEND that finds no receive ends the connection)
+ * counts header-only messages too, and keeps the peer's last credit for a
+ * CREDIT: any other message goes only while the peer has two or more left,
+ * and a CREDIT alone only when it tells two receives or more. Each side
+ * keeps at least ORDMA_CREDIT_ALL_RX receives posted, so a peer down to its
+ * last credit always finds two untold ones (no deadlock), and the CREDIT a
+ * side receives frees one receive, never two (no ping-pong): every lone
+ * CREDIT answers at least two messages.
  */
 #include <linux/slab.h>
 
@@ -88,9 +98,15 @@ static u32 ordma_quota(struct ordma_chan *chan)
 	return ordma_pool_quota(&chan->odev->pool);
 }
 
+/* The fewest receives the channel keeps posted, pool or no pool. */
+static u32 ordma_rx_floor(struct ordma_chan *chan)
+{
+	return chan->credit_all ? ORDMA_CREDIT_ALL_RX : 1;
+}
+
 static u32 ordma_rx_cap(struct ordma_chan *chan)
 {
-	return max(1U, ordma_quota(chan) / 2);
+	return max(ordma_rx_floor(chan), ordma_quota(chan) / 2);
 }
 
 static u32 ordma_tx_cap(struct ordma_chan *chan)
@@ -128,9 +144,9 @@ static u32 ordma_rx_target(struct ordma_chan *chan)
 
 	/* Stale at worst by one pass: accept() kicks after it clears it. */
 	if (READ_ONCE(chan->parked))
-		return 1;
+		return ordma_rx_floor(chan);
 
-	return clamp_t(u32, share, 1,
+	return clamp_t(u32, share, ordma_rx_floor(chan),
 		       min_t(u32, ORDMA_RX_DEPTH, ordma_rx_cap(chan)));
 }
 
@@ -192,7 +208,7 @@ void ordma_rx_recycle(struct ordma_chan *chan, struct ordma_chunk *chunk)
 		return;
 	}
 	if (ordma_chunk_room(chunk) < chan->rx_size ||
-	    (ring && (ring >= ordma_rx_target(chan) ||
+	    (ring >= ordma_rx_floor(chan) && (ring >= ordma_rx_target(chan) ||
 		      chan->rx_held > ordma_rx_cap(chan) ||
 		      !ordma_pool_plenty(&chan->odev->pool) ||
 		      !ordma_pool_user_below(&chan->odev->pool, &chan->held,
@@ -326,7 +342,7 @@ bool ordma_rx_refill(struct ordma_chan *chan)
 		} else {
 			if (chan->rx_held >= ordma_rx_cap(chan))
 				break;
-			if (chan->rx_posted &&
+			if (chan->rx_posted >= ordma_rx_floor(chan) &&
 			    (!ordma_pool_plenty(&chan->odev->pool) ||
 			     !ordma_pool_rx_room(&chan->odev->pool) ||
 			     !ordma_pool_user_below(&chan->odev->pool,
@@ -363,10 +379,11 @@ void ordma_rx_account(struct ordma_chan *chan, bool payload, u64 len)
 {
 	ordma_chan_assert_run(chan);
 
-	if (payload)
+	if (payload || chan->credit_all)
 		chan->rx_credit_used++;
 	else
 		chan->rx_credit_hdr++;
+	chan->tx_wait_peer = false;
 	atomic64_add(len, &chan->bytes_rx);
 	atomic64_add(len, &chan->odev->bytes_rx);
 }
@@ -468,7 +485,8 @@ bool ordma_rx_credit_due(struct ordma_chan *chan)
 	s32 left = (s32)(chan->rx_credit_told - chan->rx_credit_used);
 
 	ordma_chan_assert_run(chan);
-	return fresh > 0 && (left <= 1 || left <= fresh);
+	return fresh > (chan->credit_all ? 1 : 0) &&
+	       (left <= 1 || left <= fresh);
 }
 
 /*
@@ -622,8 +640,10 @@ int ordma_tx_post(struct ordma_chan *chan, struct ordma_tx *tx,
 		ordma_tx_lost(chan, tx);
 		return ret;
 	}
-	if (tx->kind != ORDMA_TX_WRITE && ordma_wire_payload_class(hdr))
+	if (tx->kind != ORDMA_TX_WRITE &&
+	    (chan->credit_all || ordma_wire_payload_class(hdr)))
 		chan->tx_credit_sent++;
+	chan->tx_hello = false;
 	if (op && tx->kind != ORDMA_TX_WRITE && tx->kind != ORDMA_TX_WRITE_IMM)
 		op->announced = true;
 	if (!chan->tx_posted++) {
@@ -686,12 +706,34 @@ void ordma_tx_put(struct ordma_chan *chan, struct ordma_tx *tx)
 	list_add(&tx->node, &chan->tx_free);
 }
 
-/* May a message with payload go? Only while the peer has a credit left. */
-bool ordma_tx_credit(struct ordma_chan *chan)
+static s32 ordma_tx_credits(struct ordma_chan *chan)
 {
 	ordma_chan_assert_run(chan);
 
-	return (s32)(chan->tx_credit_peer - chan->tx_credit_sent) > 0;
+	return (s32)(chan->tx_credit_peer - chan->tx_credit_sent);
+}
+
+/*
+ * May a message with payload go? Only while the peer has a credit left, or
+ * two when every message counts (the last is for a CREDIT).
+ */
+bool ordma_tx_credit(struct ordma_chan *chan)
+{
+	return ordma_tx_credits(chan) > (chan->credit_all ? 1 : 0);
+}
+
+/*
+ * May the header-only message @hdr go? Always, unless every message
+ * counts: then a CREDIT takes the peer's last credit, anything else leaves
+ * it.
+ */
+bool ordma_tx_ctrl_credit(struct ordma_chan *chan,
+			  const struct ordma_wire_hdr *hdr)
+{
+	if (!chan->credit_all)
+		return true;
+	return ordma_tx_credits(chan) >
+	       (hdr && hdr->opcode != ORDMA_WIRE_CREDIT ? 1 : 0);
 }
 
 void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q)

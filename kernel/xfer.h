@@ -57,6 +57,8 @@ u32 ordma_payload_max(struct ordma_chan *chan, struct ordma_chunk *chunk);
 void ordma_tx_put(struct ordma_chan *chan, struct ordma_tx *tx);
 void ordma_tx_reclaim(struct ordma_chan *chan);
 bool ordma_tx_credit(struct ordma_chan *chan);
+bool ordma_tx_ctrl_credit(struct ordma_chan *chan,
+			  const struct ordma_wire_hdr *hdr);
 void ordma_free_chunks(struct ordma_chan *chan, struct list_head *q);
 
 /* op.c */

@@ -14,11 +14,14 @@
 #include <rdma/rdma_cma.h>
 
 /* The wire protocol's version, and its CM private data (struct ordma_wire_cm). */
-#define WIRE_VERSION	9
+#define WIRE_VERSION	10
+/* The pair counts every message against the credits. */
+#define WIRE_CM_F_CREDIT_ALL	0x1
 
 struct wire_cm {
 	uint8_t version;
-	uint8_t reserved[3];
+	uint8_t flags;
+	uint16_t credits;
 	uint32_t rx_size;
 };
 
@@ -30,8 +33,8 @@ struct wire_cm {
  * type, or -1 (none in time, or an error); *@status (if not NULL) gets the
  * event's status (a REJECTED event's reject reason).
  */
-static inline int rawcm_event_status(struct rdma_event_channel *ec,
-				     int *status)
+static inline int rawcm_event_cm(struct rdma_event_channel *ec, int *status,
+				 struct wire_cm *cm)
 {
 	struct pollfd p = { .fd = ec->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
@@ -42,8 +45,21 @@ static inline int rawcm_event_status(struct rdma_event_channel *ec,
 	type = ev->event;
 	if (status)
 		*status = ev->status;
+	/* @cm (if not NULL) gets the event's private data, or zeros. */
+	if (cm) {
+		memset(cm, 0, sizeof(*cm));
+		if (ev->param.conn.private_data &&
+		    ev->param.conn.private_data_len >= sizeof(*cm))
+			memcpy(cm, ev->param.conn.private_data, sizeof(*cm));
+	}
 	rdma_ack_cm_event(ev);
 	return type;
+}
+
+static inline int rawcm_event_status(struct rdma_event_channel *ec,
+				     int *status)
+{
+	return rawcm_event_cm(ec, status, NULL);
 }
 
 static inline int rawcm_event(struct rdma_event_channel *ec)
@@ -130,21 +146,24 @@ static inline void rawcm_param(struct rdma_conn_param *param,
 }
 
 /*
- * Resolve @dst from @id, build a QP with rawcm_qp() and connect with
- * @version. Return: the event that ends the connect (ESTABLISHED,
- * REJECTED, ...) or -1; *@status (if not NULL) its status.
+ * Resolve @dst from @id, build a QP with rawcm_qp() and connect with the
+ * private data *@cm, which gets the answer's (an accept's: the flags the
+ * pair uses and ordma's first credits; zeros if it had none). Return: the
+ * event that ends the connect (ESTABLISHED, REJECTED, ...) or -1;
+ * *@status (if not NULL) its status.
  */
-static inline int rawcm_connect(struct rdma_event_channel *ec,
-				struct rdma_cm_id *id,
-				const struct sockaddr *dst, uint8_t version,
-				void *buf, size_t len, struct ibv_pd **pd,
-				struct ibv_cq **cq, struct ibv_mr **mr,
-				int *status)
+static inline int rawcm_connect_cm(struct rdma_event_channel *ec,
+				   struct rdma_cm_id *id,
+				   const struct sockaddr *dst, struct wire_cm *cm,
+				   void *buf, size_t len, struct ibv_pd **pd,
+				   struct ibv_cq **cq, struct ibv_mr **mr,
+				   int *status)
 {
 	struct rdma_conn_param param;
 	struct wire_cm priv;
 
-	rawcm_param(&param, &priv, version);
+	rawcm_param(&param, &priv, cm->version);
+	priv = *cm;
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)dst,
 			      RAWCM_EVENT_MS) ||
 	    rawcm_event(ec) != RDMA_CM_EVENT_ADDR_RESOLVED ||
@@ -153,7 +172,23 @@ static inline int rawcm_connect(struct rdma_event_channel *ec,
 	    rawcm_qp(id, buf, len, pd, cq, mr) ||
 	    rdma_connect(id, &param))
 		return -1;
-	return rawcm_event_status(ec, status);
+	return rawcm_event_cm(ec, status, cm);
+}
+
+/* rawcm_connect_cm() with the private data of @version, no flag. */
+static inline int rawcm_connect(struct rdma_event_channel *ec,
+				struct rdma_cm_id *id,
+				const struct sockaddr *dst, uint8_t version,
+				void *buf, size_t len, struct ibv_pd **pd,
+				struct ibv_cq **cq, struct ibv_mr **mr,
+				int *status)
+{
+	struct rdma_conn_param param;
+	struct wire_cm cm;
+
+	rawcm_param(&param, &cm, version);
+	return rawcm_connect_cm(ec, id, dst, &cm, buf, len, pd, cq, mr,
+				status);
 }
 
 #endif /* _ORDMA_RAWCM_H */

@@ -275,6 +275,59 @@ TEST_F(proto, newer_version_is_refused)
 		  hostile_connect(self, WIRE_VERSION + 1));
 }
 
+/* Connect with the private data *@cm; it gets the answer's. */
+static int hostile_connect_cm(FIXTURE_DATA(proto) *self, struct wire_cm *cm)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(self->port) };
+
+	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
+	return rawcm_connect_cm(self->ec, self->id, (struct sockaddr *)&sin,
+				cm, self->buf, sizeof(self->buf), &self->pd,
+				&self->cq, &self->mr, NULL);
+}
+
+TEST_F(proto, unknown_cm_flag_is_refused)
+{
+	struct wire_cm cm = { .version = WIRE_VERSION, .flags = 0x2,
+			      .rx_size = 65536 };
+
+	EXPECT_EQ((int)RDMA_CM_EVENT_REJECTED, hostile_connect_cm(self, &cm));
+}
+
+/* A peer that does not ask to count every message is not asked either. */
+TEST_F(proto, no_cm_flag_is_answered_without)
+{
+	struct wire_cm cm = { .version = WIRE_VERSION, .rx_size = 65536 };
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect_cm(self, &cm));
+	EXPECT_EQ(WIRE_VERSION, cm.version);
+	EXPECT_EQ(0, cm.flags);
+	EXPECT_EQ(0, cm.credits);
+	EXPECT_LE(56U + 512, cm.rx_size);	/* ORDMA_WIRE_RX_MIN */
+}
+
+/*
+ * A peer that asks the pair to count every message (an iWARP side must)
+ * gets the flag back, and ordma's first credits: the receives it posted
+ * before it accepted, at least three (ORDMA_CREDIT_ALL_RX), at most 16.
+ */
+TEST_F(proto, cm_credit_all_is_answered_with_first_credits)
+{
+	struct wire_cm cm = { .version = WIRE_VERSION,
+			      .flags = WIRE_CM_F_CREDIT_ALL, .credits = 4,
+			      .rx_size = 65536 };
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect_cm(self, &cm));
+	EXPECT_EQ(WIRE_VERSION, cm.version);
+	EXPECT_EQ(WIRE_CM_F_CREDIT_ALL, cm.flags);
+	EXPECT_LE(3, cm.credits);
+	EXPECT_GE(16, cm.credits);
+	EXPECT_LE(56U + 512, cm.rx_size);	/* ORDMA_WIRE_RX_MIN */
+}
+
 /*
  * Connect, let ordma accept with a receive posted, send @h followed by
  * 0x77 bytes, @len bytes in all: the channel must close with EPROTO and
