@@ -650,7 +650,7 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
  * @out: the channel, with a reference, once established
  *
  * Return: 0 or a negative errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
- * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT, EPROTO, EOPNOTSUPP).
+ * ENETUNREACH, ENODEV, EINTR, ENOMEM, EDQUOT, EPROTO).
  */
 int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 		       u32 timeout_ms, struct ordma_chan **out)

@@ -196,12 +196,11 @@ struct ordma_accept {
  * (no memory for the channel; a full pool is none: the channel then
  * receives in a buffer of its own), EDQUOT (the caller's user holds
  * max_chans_per_user channels), EPROTO (the peer accepted with another protocol version, or
- * with connection data that is short or names a receive size out of
- * bounds: the channel is closed again),
+ * with connection data that is short, names a receive size out of bounds
+ * or an unknown flag, or does not count every message where the device
+ * needs it: the channel is closed again),
  * ETIMEDOUT, EHOSTUNREACH / ENETUNREACH (no route, no RDMA device for the
- * address), EOPNOTSUPP (the RDMA device for the address cannot carry a
- * channel: an iWARP device, which has no receiver-not-ready retry), and the
- * general ones.
+ * address), and the general ones.
  */
 struct ordma_connect {
 	__u32 size;
