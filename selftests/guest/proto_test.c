@@ -726,6 +726,132 @@ TEST_F(proto, send_waits_for_credit)
 	EXPECT_EQ(CR_LEN, wait_res(self->fd));
 }
 
+/* Send a CREDIT telling @credits, from the first KiB of self->buf. */
+static int credit_tell(FIXTURE_DATA(proto) *self, uint32_t credits)
+{
+	struct wire_hdr *h = (struct wire_hdr *)self->buf;
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf,
+			       .length = sizeof(*h), .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .sg_list = &sge }, *bad;
+
+	memset(h, 0, sizeof(*h));
+	h->version = WIRE_VERSION;
+	h->opcode = WIRE_CREDIT;
+	h->credits = credits;
+	return ibv_post_send(self->id->qp, &wr, &bad);
+}
+
+/*
+ * Take the messages ordma sends until none came for @quiet_ms (or for
+ * PROTO_WAIT_MS before the first): each one's buffer index goes to
+ * @slots[*@n], and a payload message must be message *@payload of @msgs
+ * (then counted). Return: 0, or -1 on an error or a payload out of place.
+ */
+static int credit_take(FIXTURE_DATA(proto) *self, int quiet_ms,
+		       const unsigned char (*msgs)[CR_LEN], int nmsgs,
+		       int *slots, int *n, int *payload)
+{
+	int idle = 0, limit = *n ? quiet_ms : PROTO_WAIT_MS;
+	const struct wire_hdr *m;
+	struct ibv_wc wc;
+	int got;
+
+	while (idle < limit) {
+		got = ibv_poll_cq(self->cq, 1, &wc);
+		if (got < 0 || (got == 1 && wc.status != IBV_WC_SUCCESS))
+			return -1;
+		if (got == 0) {
+			usleep(1000);
+			idle++;
+			continue;
+		}
+		if (wc.opcode != IBV_WC_RECV)
+			continue;	/* our own CREDIT went out */
+		idle = 0;
+		limit = quiet_ms;
+		slots[(*n)++] = wc.wr_id;
+		m = (const void *)(self->buf + 1024 * wc.wr_id);
+		if (wc.wc_flags & IBV_WC_WITH_IMM) {
+			/* A message of one piece without its header. */
+			if (*payload >= nmsgs || wc.byte_len != CR_LEN ||
+			    memcmp(m, msgs[*payload], CR_LEN))
+				return -1;
+			++*payload;
+			continue;
+		}
+		if (m->opcode == WIRE_CREDIT)
+			continue;
+		if (*payload >= nmsgs || m->opcode != WIRE_MSG ||
+		    m->payload_len != CR_LEN || m->total_len != CR_LEN ||
+		    memcmp(m + 1, msgs[*payload], CR_LEN))
+			return -1;
+		++*payload;
+	}
+	return 0;
+}
+
+/*
+ * A peer that asks the pair to count every message (as on iWARP, where a
+ * SEND past the receives posted ends the connection) never gets more
+ * messages than it told receives, nor a message other than a CREDIT into
+ * the last one: told 3 receives at connect, and each time what it has
+ * taken is posted again, the four messages arrive intact and in order,
+ * within those bounds.
+ */
+TEST_F(proto, credit_all_peer_gets_its_credits_less_one)
+{
+	struct wire_cm cm = { .version = WIRE_VERSION,
+			      .flags = WIRE_CM_F_CREDIT_ALL, .credits = 3,
+			      .rx_size = 1024 };
+	struct ordma_accept a = { .size = sizeof(a),
+				  .listener_id = self->listener };
+	struct ordma_submit s = { .size = sizeof(s), .op = ORDMA_OP_SEND,
+				  .len = CR_LEN };
+	static unsigned char msgs[4][CR_LEN];
+	int slots[64], n = 0, taken = 0, payload = 0, round, i;
+	uint32_t posted = 3;
+
+	ASSERT_EQ((int)RDMA_CM_EVENT_ESTABLISHED,
+		  hostile_connect_cm(self, &cm));
+	ASSERT_EQ(WIRE_CM_F_CREDIT_ALL, cm.flags);
+	/* The 3 receives told, before ordma's side is accepted. */
+	for (i = 1; i < 4; i++)
+		ASSERT_EQ(0, credit_post_recv(self, i));
+	ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_ACCEPT, &a));
+	s.chan_id = a.out_chan_id;
+	for (i = 0; i < 4; i++) {
+		memset(msgs[i], 0x41 + i, CR_LEN);
+		s.addr = (unsigned long)msgs[i];
+		ASSERT_EQ(0, ioctl(self->fd, ORDMA_IOC_SUBMIT, &s));
+	}
+	for (round = 0; payload < 4 && round < 8; round++) {
+		ASSERT_EQ(0, credit_take(self, 1500, msgs, 4, slots, &n,
+					 &payload))
+			TH_LOG("message %d out of place", payload);
+		ASSERT_LT(taken, n) TH_LOG("nothing came in round %d", round);
+		ASSERT_GE((int)posted - 1, payload)
+			TH_LOG("a message into the last credit");
+		/*
+		 * One receive more, not told: a message sent past the
+		 * credits waits in RNR retry on RoCE, and would land in it.
+		 */
+		ASSERT_EQ(0, credit_post_recv(self, slots[taken++]));
+		posted++;
+		i = n;
+		ASSERT_EQ(0, credit_take(self, 500, msgs, 4, slots, &n,
+					 &payload));
+		ASSERT_EQ(i, n) TH_LOG("a message past the credits");
+		/* The rest of what was taken is posted again, and told. */
+		for (; taken < n; taken++, posted++)
+			ASSERT_EQ(0, credit_post_recv(self, slots[taken]));
+		ASSERT_EQ(0, credit_tell(self, posted));
+	}
+	ASSERT_EQ(4, payload);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(CR_LEN, wait_res(self->fd));
+}
+
 /*
  * Connect the peer (3 receive buffers posted, no credit granted) and have
  * ordma SEND message 1 of 64 KiB to it: the message waits for a credit.
