@@ -551,6 +551,9 @@ err_chan:
 	chan->closing = true;
 	spin_unlock_irq(&chan->lock);
 	ordma_chan_stop(chan);
+	/* The receives posted for the peer's first credits come back. */
+	if (chan->qp && chan->credit_all)
+		ib_drain_qp(chan->qp);
 	/* The CM destroys cm_id when we return an error: not ours to do. */
 	chan->cm_id = NULL;
 	cm_id->context = NULL;

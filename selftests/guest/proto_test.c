@@ -133,15 +133,23 @@ FIXTURE_TEARDOWN(proto)
 }
 
 /* Resolve, build a QP and connect with @version; return the final event. */
-static int hostile_connect(FIXTURE_DATA(proto) *self, uint8_t version)
+/* Connect with the private data *@cm; it gets the answer's. */
+static int hostile_connect_cm(FIXTURE_DATA(proto) *self, struct wire_cm *cm)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(self->port) };
 
 	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
-	return rawcm_connect(self->ec, self->id, (struct sockaddr *)&sin,
-			     version, self->buf, sizeof(self->buf), &self->pd,
-			     &self->cq, &self->mr, NULL);
+	return rawcm_connect_cm(self->ec, self->id, (struct sockaddr *)&sin,
+				cm, self->buf, sizeof(self->buf), &self->pd,
+				&self->cq, &self->mr, NULL);
+}
+
+static int hostile_connect(FIXTURE_DATA(proto) *self, uint8_t version)
+{
+	struct wire_cm cm = { .version = version, .rx_size = 65536 };
+
+	return hostile_connect_cm(self, &cm);
 }
 
 /* Post receive buffer @k: 1 KiB of self->buf at 1024 * k (0 is for sending). */
@@ -273,18 +281,6 @@ TEST_F(proto, newer_version_is_refused)
 {
 	EXPECT_EQ((int)RDMA_CM_EVENT_REJECTED,
 		  hostile_connect(self, WIRE_VERSION + 1));
-}
-
-/* Connect with the private data *@cm; it gets the answer's. */
-static int hostile_connect_cm(FIXTURE_DATA(proto) *self, struct wire_cm *cm)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(self->port) };
-
-	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
-	return rawcm_connect_cm(self->ec, self->id, (struct sockaddr *)&sin,
-				cm, self->buf, sizeof(self->buf), &self->pd,
-				&self->cq, &self->mr, NULL);
 }
 
 TEST_F(proto, unknown_cm_flag_is_refused)
