@@ -39,8 +39,8 @@
 #define CHAN_DEV	"/dev/ordma"
 #define CHAN_IP4	"192.0.2.1"
 #define CHAN_IP6	"2001:db8::1"
-#define CHAN_IBDEV	"rxe0"
-#define CHAN_SYSFS	"/sys/class/ordma/" CHAN_IBDEV "/"
+/* The rig's RDMA device (rxe0 unless ORDMA_TEST_IBDEV says otherwise). */
+#define CHAN_IBDEV	ordma_ibdev()
 #define CHAN_MAX	64
 /* How long a synchronous helper waits for one completion. */
 #define CHAN_WAIT_MS	60000
@@ -939,8 +939,7 @@ static inline int sysfs_get(const char *attr, unsigned long long *v)
 	FILE *f;
 	int ok;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
-	f = fopen(path, "r");
+	f = fopen(ordma_sysfs(path, sizeof(path), attr), "r");
 	if (!f)
 		return -errno;
 	ok = fscanf(f, "%llu", v) == 1;
@@ -949,8 +948,8 @@ static inline int sysfs_get(const char *attr, unsigned long long *v)
 }
 
 /*
- * Wait up to @timeout_ms until rxe0 holds no channel, chunk, pinned page or
- * MR: the channels of a test before may still be closing (the debug
+ * Wait up to @timeout_ms until CHAN_IBDEV holds no channel, chunk, pinned
+ * page or MR: the channels of a test before may still be closing (the debug
  * kernel takes seconds), and what they hold changes what a new channel's
  * receive ring takes. 0, or -ETIMEDOUT after naming what is still held.
  */
@@ -970,23 +969,22 @@ static inline int chan_wait_device_idle(int timeout_ms)
 		if (i == sizeof(attr) / sizeof(attr[0]))
 			return 0;
 		if (chan_now_ms() > end) {
-			fprintf(stderr, "# rxe0 still holds %s = %llu\n",
-				attr[i], v);
+			fprintf(stderr, "# %s still holds %s = %llu\n",
+				CHAN_IBDEV, attr[i], v);
 			return -ETIMEDOUT;
 		}
 		chan_sleep_ms(20);
 	}
 }
 
-/* Write @val to @attr of rxe0 in one write(2): 0 or its -errno. */
+/* Write @val to @attr of CHAN_IBDEV in one write(2): 0 or its -errno. */
 static inline int sysfs_set_str(const char *attr, const char *val)
 {
 	ssize_t n = strlen(val);
 	char path[256];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(ordma_sysfs(path, sizeof(path), attr), O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, val, n) != n)

@@ -155,4 +155,27 @@ static inline const char *ordma_ko(void)
 	return ko && *ko ? ko : "kernel/ordma.ko";
 }
 
+/* The RDMA device the rig runs the tests on: $ORDMA_TEST_IBDEV, or rxe0. */
+static inline const char *ordma_ibdev(void)
+{
+	const char *dev = getenv("ORDMA_TEST_IBDEV");
+
+	return dev && *dev ? dev : "rxe0";
+}
+
+/* Its link type (rdma link add DEV type TYPE): $ORDMA_TEST_DEV, or rxe. */
+static inline const char *ordma_dev_type(void)
+{
+	const char *type = getenv("ORDMA_TEST_DEV");
+
+	return type && *type ? type : "rxe";
+}
+
+/* The path of @attr of ordma's context for ordma_ibdev(), in @buf. */
+static inline char *ordma_sysfs(char *buf, size_t len, const char *attr)
+{
+	snprintf(buf, len, "/sys/class/ordma/%s/%s", ordma_ibdev(), attr);
+	return buf;
+}
+
 #endif /* _ORDMA_TEST_H */

@@ -56,7 +56,7 @@ static int scaled(int full, int dflt, int small)
 /* The other reuse tests: each round sends several messages. */
 #define FEW		scaled(20, 20, 5)
 
-/* -- knobs and counters of rxe0 -------------------------------------------- */
+/* -- knobs and counters of CHAN_IBDEV -------------------------------------- */
 
 static int knob_read(const char *attr, char *buf, size_t len)
 {
@@ -65,7 +65,7 @@ static int knob_read(const char *attr, char *buf, size_t len)
 	int ret = 0;
 
 	buf[0] = 0;
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
+	ordma_sysfs(path, sizeof(path), attr);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -82,7 +82,7 @@ static int knob_write(const char *attr, const char *val)
 	FILE *f;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
+	ordma_sysfs(path, sizeof(path), attr);
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
@@ -106,7 +106,10 @@ static unsigned long long counter(const char *attr)
 
 static int have_cache(void)
 {
-	return !access(CHAN_SYSFS "cache_max_bytes", F_OK);
+	char path[256];
+
+	ordma_sysfs(path, sizeof(path), "cache_max_bytes");
+	return !access(path, F_OK);
 }
 
 /*
@@ -1075,8 +1078,8 @@ FIXTURE_SETUP(cache)
 {
 	ORDMA_TEST_FILTER();
 	if (!have_cache())
-		SKIP(_exit(255), "no %scache_max_bytes: this ordma.ko has no registration cache",
-		     CHAN_SYSFS);
+		SKIP(_exit(255), "no /sys/class/ordma/%s/cache_max_bytes: this ordma.ko has no registration cache",
+		     CHAN_IBDEV);
 	link_init(&self->l);
 	ASSERT_EQ(0, knob_read("mode", self->mode, sizeof(self->mode)));
 	ASSERT_EQ(0, knob_read("cache_max_bytes", self->max_bytes,

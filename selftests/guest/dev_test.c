@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module skeleton in the guest: it attaches to rxe0, shows the context in
- * sysfs, holds a protection domain per channel end (in the RDMA core's
- * resource tracker) and none while idle, follows the device's removal, and
- * unloads leaving nothing behind.
+ * The module skeleton in the guest: it attaches to the test device (rxe0
+ * unless ORDMA_TEST_IBDEV names another), shows the context in sysfs, holds
+ * a protection domain per channel end (in the RDMA core's resource tracker)
+ * and none while idle, follows the device's removal, and unloads leaving
+ * nothing behind.
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
@@ -23,20 +24,37 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* Does ordma have a context (a sysfs directory) for the test device? */
+static int context_exists(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/ordma/%s", ordma_ibdev());
+	return exists(path);
+}
+
 static int pd_listed(void)
 {
-	return ordma_sh_contains("rdma res show pd dev rxe0 2>/dev/null", "[ordma]");
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rdma res show pd dev %s 2>/dev/null",
+		 ordma_ibdev());
+	return ordma_sh_contains(cmd, "[ordma]");
 }
 
 /* Does the resource tracker list @n protection domains of ordma's? */
 static int pds_listed(int n)
 {
-	return !ordma_sh("test \"$(rdma res show pd dev rxe0 | grep -c '\\[ordma\\]')\" = %d", n);
+	return !ordma_sh("test \"$(rdma res show pd dev %s | grep -c '\\[ordma\\]')\" = %d",
+			 ordma_ibdev(), n);
 }
 
-TEST(rxe0_port_active)
+TEST(ibdev_port_active)
 {
-	ASSERT_TRUE(ordma_sh_contains("ibv_devinfo -d rxe0", "PORT_ACTIVE"));
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ibv_devinfo -d %s", ordma_ibdev());
+	ASSERT_TRUE(ordma_sh_contains(cmd, "PORT_ACTIVE"));
 }
 
 TEST(module_loaded)
@@ -44,15 +62,16 @@ TEST(module_loaded)
 	ASSERT_TRUE(exists("/sys/module/ordma"));
 }
 
-TEST(sysfs_context_for_rxe0)
+TEST(sysfs_context_for_ibdev)
 {
-	char buf[64] = "";
-	FILE *f = fopen("/sys/class/ordma/rxe0/ibdev", "r");
+	char buf[64] = "", path[128], want[64];
+	FILE *f = fopen(ordma_sysfs(path, sizeof(path), "ibdev"), "r");
 
 	ASSERT_NE(NULL, f);
 	ASSERT_NE(NULL, fgets(buf, sizeof(buf), f));
 	fclose(f);
-	EXPECT_STREQ("rxe0\n", buf);
+	snprintf(want, sizeof(want), "%s\n", ordma_ibdev());
+	EXPECT_STREQ(want, buf);
 }
 
 TEST(no_pd_while_idle)
@@ -98,11 +117,12 @@ TEST(chardev_opens)
 
 TEST(link_delete_removes_context)
 {
-	ASSERT_EQ(0, ordma_sh("rdma link delete rxe0"));
-	EXPECT_FALSE(exists("/sys/class/ordma/rxe0"));
+	ASSERT_EQ(0, ordma_sh("rdma link delete %s", ordma_ibdev()));
+	EXPECT_FALSE(context_exists());
 
-	ASSERT_EQ(0, ordma_sh("rdma link add rxe0 type rxe netdev ordma0"));
-	EXPECT_TRUE(exists("/sys/class/ordma/rxe0"));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type %s netdev ordma0",
+			      ordma_ibdev(), ordma_dev_type()));
+	EXPECT_TRUE(context_exists());
 }
 
 TEST(rmmod_leaves_nothing)
@@ -114,7 +134,7 @@ TEST(rmmod_leaves_nothing)
 	EXPECT_FALSE(ordma_sh_contains("rdma res show", "[ordma]"));
 
 	ASSERT_EQ(0, ordma_sh("insmod %s", ordma_ko()));
-	EXPECT_TRUE(exists("/sys/class/ordma/rxe0"));
+	EXPECT_TRUE(context_exists());
 	EXPECT_FALSE(pd_listed());
 }
 

@@ -528,7 +528,7 @@ TEST_F_TIMEOUT(kapi, device_removed, 300)
 	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
 			     64 * KiB, 77, 0, 0, 0));
 
-	ASSERT_EQ(0, ordma_sh("rdma link delete " CHAN_IBDEV));
+	ASSERT_EQ(0, ordma_sh("rdma link delete %s", CHAN_IBDEV));
 	EXPECT_EQ(1, kt_stat_wait("downs", 1, 30000));
 	EXPECT_EQ(-ENODEV, kt_stat("down_err"));
 	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
@@ -539,8 +539,8 @@ TEST_F_TIMEOUT(kapi, device_removed, 300)
 	EXPECT_FALSE(kt_loaded());
 	close(self->fd);
 
-	ASSERT_EQ(0, ordma_sh("rdma link add " CHAN_IBDEV
-			      " type rxe netdev ordma0"));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type %s netdev ordma0",
+			      CHAN_IBDEV, ordma_dev_type()));
 	self->fd = chan_open();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, kt_load(""));
@@ -548,13 +548,13 @@ TEST_F_TIMEOUT(kapi, device_removed, 300)
 	kt_echo_one(_metadata, self->fd, self->chan[0], 4097, 1, 1);
 	ASSERT_EQ(0, xsubmit(self->fd, ORDMA_OP_RECV, self->chan[0], buf,
 			     64 * KiB, 78, 0, 0, 0));
-	ASSERT_EQ(0, ordma_sh("rdma link delete " CHAN_IBDEV));
+	ASSERT_EQ(0, ordma_sh("rdma link delete %s", CHAN_IBDEV));
 	EXPECT_EQ(0, kt_stat_wait("chans", 0, 30000));
 	ASSERT_EQ(0, xwait(self->fd, &cqe, KT_WAIT_MS));
 	EXPECT_EQ(78ULL, cqe.cookie);
 	EXPECT_EQ(-ENODEV, cqe.res);
-	ASSERT_EQ(0, ordma_sh("rdma link add " CHAN_IBDEV
-			      " type rxe netdev ordma0"));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type %s netdev ordma0",
+			      CHAN_IBDEV, ordma_dev_type()));
 	chan_buf_free(buf, 64 * KiB, 3);
 	kt_finish(_metadata, &self->fd);
 }

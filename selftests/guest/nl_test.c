@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The generic netlink family "ordma" and ordmactl on rxe0: every value
+ * The generic netlink family "ordma" and ordmactl on CHAN_IBDEV: every value
  * DEV_GET returns equals its sysfs file, dumps list the device once (or, by
  * name, alone), a transfer moves the byte counters by exactly what it moved
  * and STATS_RESET zeroes them, POOL_SET changes settings through the sysfs
@@ -8,15 +8,15 @@
  * (nothing applied), the unprivileged may read but neither change nor join
  * the events group, the events group reports channels (CHAN_UP before
  * CHAN_DOWN, once each), settings (only a change) and devices (rdma link
- * del/add, in a fixture of its own that puts rxe0 back), the pin cache's
+ * del/add, in a fixture of its own that puts it back), the pin cache's
  * counters count a source sent twice and then unmapped (STATS_RESET zeroes
  * them, not cache_pages), channel ends, listeners and windows are listed
  * (ordmactl chan, listener and window show) with their states, addresses
  * and exact counters, in JSON and in tables of the same rows, filtered by
  * process, to their owner's user alone without CAP_NET_ADMIN, each once
  * in a dump of 200, and gone once closed, and a seeded fuzz of malformed
- * requests is refused, each with its exact errno. Every test leaves rxe0's
- * settings at their defaults.
+ * requests is refused, each with its exact errno. Every test leaves the
+ * device's settings at their defaults.
  *
  * Run from anywhere: the repository is found from this binary's own path
  * (<repo>/selftests/guest/nl_test). The monitor writes into the guest's
@@ -188,7 +188,7 @@ static void sysfs_string(const char *name, char *buf, size_t n)
 	FILE *f;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", name);
+	ordma_sysfs(path, sizeof(path), name);
 	f = fopen(path, "r");
 	if (!f)
 		return;
@@ -220,7 +220,7 @@ static void restore_defaults(void)
 	sysfs_set("user_quota_chunks", DEF_USER_QUOTA);
 	sysfs_set("progress_timeout_ms", DEF_PROGRESS);
 	sysfs_set("cache_max_bytes", DEF_CACHE);
-	ordma_sh("echo auto > " CHAN_SYSFS "mode");
+	ordma_sh("echo auto > /sys/class/ordma/%s/mode", CHAN_IBDEV);
 }
 
 /* ---- ordmactl's JSON, parsed here --------------------------------------- */
@@ -787,7 +787,7 @@ TEST_F(nl, dev_show_plain_names_the_same_values)
 	EXPECT_TRUE(plain_has(out, "mode", "auto"));
 }
 
-TEST_F(nl, dumps_list_rxe0_once)
+TEST_F(nl, dumps_list_ibdev_once)
 {
 	static struct jobj o[16];
 	static char out[65536];
@@ -796,7 +796,7 @@ TEST_F(nl, dumps_list_rxe0_once)
 	struct req r;
 	int n;
 
-	/* rxe0 appears exactly once among whatever devices there are. */
+	/* CHAN_IBDEV appears exactly once among whatever devices there are. */
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' -j dev show", ctl));
 	n = jarray(out, o, ARRAY_SIZE(o));
 	ASSERT_LE(1, n) TH_LOG("%s", out);
@@ -924,7 +924,8 @@ TEST_F_TIMEOUT(nl, pin_cache_counts_and_reset_keeps_cache_pages,
 
 	/* The channels of earlier tests are closed, and their caches empty. */
 	ASSERT_EQ(0ULL, cache_pages_wait(0));
-	ASSERT_EQ(0, ordma_sh("echo zerocopy > " CHAN_SYSFS "mode"));
+	ASSERT_EQ(0, ordma_sh("echo zerocopy > /sys/class/ordma/%s/mode",
+			      CHAN_IBDEV));
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' stats reset %s", ctl, CHAN_IBDEV))
 		TH_LOG("%s", out);
 	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -991,7 +992,8 @@ TEST_F(nl, pool_set_changes_through_the_setters)
 			 ctl, CHAN_IBDEV));
 	EXPECT_EQ(100ULL, knob("user_quota_chunks"));
 	EXPECT_EQ(1000ULL, knob("progress_timeout_ms"));
-	EXPECT_EQ(0, ordma_sh("grep -qx copy " CHAN_SYSFS "mode"));
+	EXPECT_EQ(0, ordma_sh("grep -qx copy /sys/class/ordma/%s/mode",
+			      CHAN_IBDEV));
 
 	/* cache_max_bytes goes as a u64: past 32 bits it arrives whole. */
 	ASSERT_EQ(0, run(out, sizeof(out), "'%s' pool set %s cache_max_bytes %llu",
@@ -1070,10 +1072,12 @@ TEST_F(nl, ordmactl_usage_errors)
 	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show pid", ctl));
 	EXPECT_STREQ("ordmactl: chan show: no value for 'pid'\nTry 'ordmactl -h'.\n",
 		     out);
-	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show -s dev rxe0 -s", ctl));
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' chan show -s dev %s -s", ctl,
+			 CHAN_IBDEV));
 	EXPECT_STREQ("ordmactl: chan show: '-s' given twice\nTry 'ordmactl -h'.\n",
 		     out);
-	EXPECT_EQ(2, run(out, sizeof(out), "'%s' listener show dev rxe0", ctl));
+	EXPECT_EQ(2, run(out, sizeof(out), "'%s' listener show dev %s", ctl,
+			 CHAN_IBDEV));
 	EXPECT_STREQ("ordmactl: listener show: unknown argument 'dev' (pid)\nTry 'ordmactl -h'.\n",
 		     out);
 	EXPECT_EQ(2, run(out, sizeof(out), "'%s' window list", ctl));
@@ -1092,7 +1096,7 @@ FIXTURE_VARIANT(bad_set) {
 	const char *dev;	/* NULL: CHAN_IBDEV */
 	const char *args;
 	int status;
-	const char *says;	/* stderr after "ordmactl: " */
+	const char *says;	/* stderr after "ordmactl: "; %s: the device */
 };
 
 FIXTURE_SETUP(bad_set)
@@ -1137,7 +1141,7 @@ BAD_SET(no_value, NULL, "chan_quota_chunks", 2,
 BAD_SET(twice, NULL, "chan_quota_chunks 16 chan_quota_chunks 8", 2,
 	"pool set: 'chan_quota_chunks' given twice" USAGE);
 BAD_SET(nothing, NULL, "", 2,
-	"pool set " CHAN_IBDEV ": no KEY VALUE given" USAGE);
+	"pool set %s: no KEY VALUE given" USAGE);
 BAD_SET(unknown_device, "nodev0", "chan_quota_chunks 16", 1,
 	"pool set: dev_name: no ordma device of that name: No such device");
 BAD_SET(bad_mode, NULL, "mode fast", 2,
@@ -1168,12 +1172,14 @@ BAD_SET(chunk_above_new_pool, NULL,
 
 TEST_F(bad_set, refused_and_unchanged)
 {
-	static char out[4096], want[512];
+	const char *dev = variant->dev ? variant->dev : CHAN_IBDEV;
+	static char out[4096], says[480], want[512];
 
 	EXPECT_EQ(variant->status,
-		  run(out, sizeof(out), "'%s' pool set %s %s", ctl,
-		      variant->dev ? variant->dev : CHAN_IBDEV, variant->args));
-	snprintf(want, sizeof(want), "ordmactl: %s\n", variant->says);
+		  run(out, sizeof(out), "'%s' pool set %s %s", ctl, dev,
+		      variant->args));
+	snprintf(says, sizeof(says), variant->says, dev);
+	snprintf(want, sizeof(want), "ordmactl: %s\n", says);
 	EXPECT_STREQ(want, out);
 	EXPECT_EQ(32ULL, knob("chan_quota_chunks"));
 	EXPECT_EQ(DEF_USER_QUOTA, knob("user_quota_chunks"));
@@ -1181,7 +1187,8 @@ TEST_F(bad_set, refused_and_unchanged)
 	EXPECT_EQ(DEF_CHUNK, knob("chunk_bytes"));
 	EXPECT_EQ(DEF_PROGRESS, knob("progress_timeout_ms"));
 	EXPECT_EQ(DEF_CACHE, knob("cache_max_bytes"));
-	EXPECT_EQ(0, ordma_sh("grep -qx auto " CHAN_SYSFS "mode"));
+	EXPECT_EQ(0, ordma_sh("grep -qx auto /sys/class/ordma/%s/mode",
+			      CHAN_IBDEV));
 }
 
 /* The kernel's own answers: errno, message, attribute and range. */
@@ -2386,7 +2393,8 @@ TEST_F_TIMEOUT(nl_events, channels_and_settings,
 
 /* ---- devices that go and come back ----------------------------------------- */
 
-#define IB_DIR		"/sys/class/infiniband/" CHAN_IBDEV
+/* The device's directory in the RDMA core's sysfs, with CHAN_IBDEV. */
+#define IB_DIR		"/sys/class/infiniband/%s"
 
 FIXTURE(nl_link) {
 	pid_t monitor;
@@ -2402,7 +2410,8 @@ static int gids_set(void)
 	FILE *f;
 
 	for (i = 0; i < 64; i++) {
-		snprintf(path, sizeof(path), IB_DIR "/ports/1/gids/%d", i);
+		snprintf(path, sizeof(path), IB_DIR "/ports/1/gids/%d",
+			 CHAN_IBDEV, i);
 		f = fopen(path, "r");
 		if (!f)
 			break;
@@ -2416,9 +2425,11 @@ static int gids_set(void)
 
 static bool port_active(void)
 {
-	char buf[64] = "";
-	FILE *f = fopen(IB_DIR "/ports/1/state", "r");
+	char path[128], buf[64] = "";
+	FILE *f;
 
+	snprintf(path, sizeof(path), IB_DIR "/ports/1/state", CHAN_IBDEV);
+	f = fopen(path, "r");
 	if (!f)
 		return false;
 	if (!fgets(buf, sizeof(buf), f))
@@ -2431,10 +2442,12 @@ static bool port_active(void)
 static bool link_ready(int gids)
 {
 	long long end = chan_now_ms() + wait_ms();
+	char path[256];
 
 	do {
 		if (port_active() && gids_set() >= gids &&
-		    !access(CHAN_SYSFS "pool_bytes", R_OK))
+		    !access(ordma_sysfs(path, sizeof(path), "pool_bytes"),
+			    R_OK))
 			return true;
 		chan_sleep_ms(50);
 	} while (chan_now_ms() < end);
@@ -2452,7 +2465,7 @@ FIXTURE_SETUP(nl_link)
 	ASSERT_NE('\0', repo[0]);
 	ASSERT_TRUE(at_defaults());
 	ASSERT_EQ(0, access(ctl, X_OK));
-	/* What to put rxe0 back on, and how many GIDs it has. */
+	/* What to put CHAN_IBDEV back on, and how many GIDs it has. */
 	ASSERT_EQ(0, run(out, sizeof(out), "rdma link show %s/1", CHAN_IBDEV));
 	p = strstr(out, " netdev ");
 	ASSERT_NE(NULL, p) TH_LOG("%s", out);
@@ -2464,10 +2477,13 @@ FIXTURE_SETUP(nl_link)
 
 FIXTURE_TEARDOWN(nl_link)
 {
+	char path[128];
+
 	monitor_stop(&self->monitor);
-	if (self->netdev[0] && access(IB_DIR, F_OK) &&
-	    ordma_sh("rdma link add %s type rxe netdev %s", CHAN_IBDEV,
-		     self->netdev))
+	snprintf(path, sizeof(path), IB_DIR, CHAN_IBDEV);
+	if (self->netdev[0] && access(path, F_OK) &&
+	    ordma_sh("rdma link add %s type %s netdev %s", CHAN_IBDEV,
+		     ordma_dev_type(), self->netdev))
 		TH_LOG("cannot add %s on %s again", CHAN_IBDEV, self->netdev);
 	/* Later tests (and test binaries) need it whole. */
 	if (self->netdev[0] && !link_ready(self->gids))
@@ -2491,8 +2507,8 @@ TEST_F_TIMEOUT(nl_link, devices_come_and_go, 6 * WAIT_MAX_S + SLACK_S)
 
 	ASSERT_EQ(0, ordma_sh("rdma link del %s", CHAN_IBDEV));
 	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "dev_del", 0, 1));
-	ASSERT_EQ(0, ordma_sh("rdma link add %s type rxe netdev %s",
-			      CHAN_IBDEV, self->netdev));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type %s netdev %s",
+			      CHAN_IBDEV, ordma_dev_type(), self->netdev));
 	EXPECT_EQ(1, events_wait(ev, ARRAY_SIZE(ev), &n, "dev_add", 0, 1));
 	for (i = 0; i < n; i++) {
 		if (!strcmp(ev[i].name, "dev_del"))

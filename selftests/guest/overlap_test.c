@@ -21,14 +21,14 @@
 
 #define PORT_BASE	19300
 
-/* Write a string to a knob of rxe0. */
+/* Write a string to a knob of CHAN_IBDEV. */
 static int knob_write(const char *attr, const char *val)
 {
 	char path[256];
 	FILE *f;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
+	ordma_sysfs(path, sizeof(path), attr);
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
@@ -44,7 +44,7 @@ static int knob_read(const char *attr, char *buf, size_t len)
 	char path[256];
 	FILE *f;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
+	ordma_sysfs(path, sizeof(path), attr);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The intermediate buffer pool of rxe0 through its sysfs knobs and the
+ * The intermediate buffer pool of the device through its sysfs knobs and the
  * module parameters: defaults, limits (every bad value fails with EINVAL and
  * changes nothing), immediate growth and shrinking, chunk size changes,
  * permissions, and channels made while more than half the pool is held
@@ -20,7 +20,6 @@
 #include "ordma_chan.h"
 #include "kselftest_harness.h"
 
-#define ATTR_DIR	"/sys/class/ordma/rxe0/"
 #define PARAM_DIR	"/sys/module/ordma/parameters/"
 
 #define DEF_POOL	(16ULL << 20)
@@ -47,12 +46,14 @@ static int read_u64_at(const char *dir, const char *name, uint64_t *val)
 	return 0;
 }
 
-/* The value of a pool attribute of rxe0, or UINT64_MAX if unreadable. */
+/* The value of a pool attribute of CHAN_IBDEV, or UINT64_MAX if unreadable. */
 static uint64_t attr(const char *name)
 {
+	char dir[128];
 	uint64_t v;
 
-	return read_u64_at(ATTR_DIR, name, &v) ? UINT64_MAX : v;
+	ordma_sysfs(dir, sizeof(dir), "");
+	return read_u64_at(dir, name, &v) ? UINT64_MAX : v;
 }
 
 /* Write @val to a pool attribute: 0, or the errno of open() or write(). */
@@ -62,8 +63,7 @@ static int attr_write(const char *name, const char *val)
 	ssize_t n;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), ATTR_DIR "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(ordma_sysfs(path, sizeof(path), name), O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	n = write(fd, val, strlen(val));
@@ -262,14 +262,14 @@ TEST_F(pool, modes)
 	uid_t uid = (uid_t)-1;
 
 	for (i = 0; i < ARRAY_SIZE(rw); i++) {
-		snprintf(path, sizeof(path), ATTR_DIR "%s", rw[i]);
+		ordma_sysfs(path, sizeof(path), rw[i]);
 		EXPECT_EQ((mode_t)0644, mode_of(path, &uid)) TH_LOG("%s", path);
 		EXPECT_EQ((uid_t)0, uid);
 		snprintf(path, sizeof(path), PARAM_DIR "%s", rw[i]);
 		EXPECT_EQ((mode_t)0444, mode_of(path, &uid)) TH_LOG("%s", path);
 	}
 	for (i = 0; i < ARRAY_SIZE(ro); i++) {
-		snprintf(path, sizeof(path), ATTR_DIR "%s", ro[i]);
+		ordma_sysfs(path, sizeof(path), ro[i]);
 		EXPECT_EQ((mode_t)0444, mode_of(path, &uid)) TH_LOG("%s", path);
 		/* Not even root can write a counter. */
 		EXPECT_EQ(EACCES, attr_write(ro[i], "0"));

@@ -123,7 +123,7 @@ TEST_F_TIMEOUT(remove, link_delete_during_transfer, 180)
 	ASSERT_EQ(0, submit(fd, ORDMA_OP_SEND, chan, buf, BIG));
 	usleep(200000);
 
-	ASSERT_EQ(0, ordma_sh("rdma link delete rxe0"));
+	ASSERT_EQ(0, ordma_sh("rdma link delete %s", ordma_ibdev()));
 	res = wait_one(fd, 30000);
 	EXPECT_GT(0, res);
 	EXPECT_LT(-100000, res);	/* an error completion, not a timeout */
@@ -144,7 +144,8 @@ TEST_F_TIMEOUT(remove, link_delete_during_transfer, 180)
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	/* The same fd works on the next device. */
-	ASSERT_EQ(0, ordma_sh("rdma link add rxe0 type rxe netdev ordma0"));
+	ASSERT_EQ(0, ordma_sh("rdma link add %s type %s netdev ordma0",
+			      ordma_ibdev(), ordma_dev_type()));
 	ASSERT_EQ(0, pipe(ready));
 	pid = fork();
 	ASSERT_LE(0, pid);

@@ -2,8 +2,9 @@
 /*
  * Channels whose pair counts every message against the credits: on soft
  * iWARP (siw), the device of the other protocol family the kernel has in
- * software, and on rxe0 with the module's credit_all knob, which makes a
- * RoCE pair count the same way.
+ * software, and on the rig's device (CHAN_IBDEV: rxe0 unless
+ * ORDMA_TEST_IBDEV names another) with the module's credit_all knob, which
+ * makes a RoCE pair count the same way.
  *
  * iWARP has no receiver-not-ready retry: a SEND that finds no receive
  * posted ends the connection. So a pair on it counts every message, header
@@ -13,8 +14,8 @@
  * refused channels on it (EOPNOTSUPP).
  *
  * The rig builds siw from Debian's linux-source (tools/sw-module) and
- * names it in ORDMA_SIW_KO; the siw variant takes rxe0 off ordma0, brings
- * up siw0 there, and puts rxe0 back afterwards.
+ * names it in ORDMA_SIW_KO; the siw variant takes the rig's device off
+ * ordma0, brings up siw0 there, and puts the rig's device back afterwards.
  */
 #define ORDMA_GUEST_TEST
 #include <errno.h>
@@ -28,16 +29,23 @@
 #define SIW_DEV		"siw0"
 #define SIW_SYSFS	"/sys/class/ordma/" SIW_DEV "/"
 #define SIW_NETDEV	"ordma0"
-#define RXE_PORT	"/sys/class/infiniband/" CHAN_IBDEV "/ports/1/"
+/* Port 1 of the rig's device in the RDMA core's sysfs, with CHAN_IBDEV. */
+#define IBDEV_PORT	"/sys/class/infiniband/%s/ports/1/"
 #define SIW_PORT_BASE	18900
 
-/* rxe0 is whole again: ordma's context, the port up, 192.0.2.1's GID. */
-static int rxe_ready(void)
+/*
+ * The rig's device is whole again: ordma's context, the port up,
+ * 192.0.2.1's GID.
+ */
+static int ibdev_ready(void)
 {
-	return !access("/sys/class/ordma/" CHAN_IBDEV, F_OK) &&
-	       ordma_sh_contains("cat " RXE_PORT "state", "ACTIVE") &&
+	char ctx[128];
+
+	snprintf(ctx, sizeof(ctx), "/sys/class/ordma/%s", CHAN_IBDEV);
+	return !access(ctx, F_OK) &&
+	       !ordma_sh("grep -q ACTIVE " IBDEV_PORT "state", CHAN_IBDEV) &&
 	       !ordma_sh("grep -q '^0000:0000:0000:0000:0000:ffff:c000:0201$' "
-			 RXE_PORT "gids/*");
+			 IBDEV_PORT "gids/*", CHAN_IBDEV);
 }
 
 static long long siw_count(const char *attr)
@@ -60,15 +68,16 @@ static long long dev_count(const char *dev, const char *attr)
 }
 
 FIXTURE(iw) {
-	int up;		/* rxe0 was taken off: the teardown puts it back */
+	int up;		/* the rig's device is off: the teardown puts it back */
 	int knob;	/* credit_all was set: the teardown clears it */
 	int ran;	/* the device is up: the test runs */
 	struct chan_pair p;
 };
 
 /*
- * @siw: the channels run on siw0; otherwise on rxe0 with credit_all set.
- * @dev: the device they run on.
+ * @siw: the channels run on siw0; otherwise on the rig's device with
+ * credit_all set.
+ * @dev: the device they run on; NULL: the rig's, CHAN_IBDEV (see IW_DEV).
  */
 FIXTURE_VARIANT(iw) {
 	int siw;
@@ -82,13 +91,16 @@ FIXTURE_VARIANT_ADD(iw, siw) {
 
 FIXTURE_VARIANT_ADD(iw, rxe_credit_all) {
 	.siw = 0,
-	.dev = CHAN_IBDEV,
+	.dev = NULL,
 };
+
+/* The device the variant's channels run on. */
+#define IW_DEV		(variant->dev ? variant->dev : CHAN_IBDEV)
 
 /* The harness runs a test after its setup skipped: it must skip again. */
 #define IW_NEED() do {							\
 	if (!self->ran)							\
-		SKIP(return, "%s is not up", variant->dev);		\
+		SKIP(return, "%s is not up", IW_DEV);			\
 } while (0)
 
 FIXTURE_SETUP(iw)
@@ -109,6 +121,8 @@ FIXTURE_SETUP(iw)
 	}
 	if (!ko || !*ko)
 		SKIP(return, "no siw.ko (ORDMA_SIW_KO): tools/vmtest builds one for Debian's kernels only");
+	if (!strcmp(ordma_dev_type(), "siw"))
+		SKIP(return, "the rig's device is siw already: every suite runs on it (tools/vmtest --dev siw)");
 	ASSERT_EQ(0, ordma_sh("modprobe -a libcrc32c crc32c_generic"));
 	ASSERT_EQ(0, ordma_sh("rdma link del %s", CHAN_IBDEV));
 	self->up = 1;
@@ -130,7 +144,7 @@ FIXTURE_TEARDOWN(iw)
 	chan_pair_destroy(&self->p);
 	/* Every channel of the test is gone before the device is. */
 	if (self->ran)
-		while (dev_count(variant->dev, "channels") > 0 &&
+		while (dev_count(IW_DEV, "channels") > 0 &&
 		       chan_now_ms() < end)
 			chan_sleep_ms(20);
 	if (self->knob)
@@ -139,13 +153,13 @@ FIXTURE_TEARDOWN(iw)
 		return;
 	ordma_sh("rdma link del %s", SIW_DEV);
 	ordma_sh("rmmod siw");
-	if (ordma_sh("rdma link add %s type rxe netdev %s", CHAN_IBDEV,
-		     SIW_NETDEV))
+	if (ordma_sh("rdma link add %s type %s netdev %s", CHAN_IBDEV,
+		     ordma_dev_type(), SIW_NETDEV))
 		TH_LOG("cannot add %s on %s again", CHAN_IBDEV, SIW_NETDEV);
 	/* The test binaries after this one need it whole. */
-	while (!rxe_ready() && chan_now_ms() < end)
+	while (!ibdev_ready() && chan_now_ms() < end)
 		chan_sleep_ms(20);
-	if (!rxe_ready())
+	if (!ibdev_ready())
 		TH_LOG("%s is not back", CHAN_IBDEV);
 }
 
@@ -182,7 +196,7 @@ TEST_F_TIMEOUT(iw, echo_every_size, 120)
 	ASSERT_NE(NULL, dst);
 	ASSERT_EQ(0, chan_pair(p, AF_INET, chan_port(SIW_PORT_BASE), 1,
 			       peer_echo, NULL));
-	ASSERT_LT(0, dev_count(variant->dev, "channels"));
+	ASSERT_LT(0, dev_count(IW_DEV, "channels"));
 	/* Twice: the second round finds the receives registered before. */
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < ARRAY_SIZE(echo_sizes); i++) {

@@ -37,7 +37,7 @@ FIXTURE_TEARDOWN(stress)
 		fprintf(stderr, "# could not restore chan_quota_chunks\n");
 }
 
-/* Set a sysfs knob of rxe0 and remember its old value for the teardown. */
+/* Set a sysfs knob of CHAN_IBDEV; remember its old value for the teardown. */
 static void set_knob(struct __test_metadata *_metadata, const char *attr,
 		     unsigned long long val, unsigned long long *old,
 		     int *saved)
@@ -240,7 +240,7 @@ TEST_F_TIMEOUT(stress, pool_resized_under_load, 240)
 	ASSERT_EQ(0, saved);
 	ASSERT_EQ(0, chan_pair_join(&self->p, 60000));
 
-	/* Both ends are on rxe0: the device saw both directions. */
+	/* Both ends are on CHAN_IBDEV: the device saw both directions. */
 	ASSERT_EQ(0, sysfs_get("bytes_tx", &tx1));
 	ASSERT_EQ(0, sysfs_get("ops", &ops1));
 	ASSERT_LE(tx0 + 2 * mine.n * mine.len, tx1);

@@ -379,7 +379,8 @@ static int sysfs_rw(const char *name, const char *set, char *old, size_t n)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "../../../class/ordma/rxe0/%s", name);
+	snprintf(path, sizeof(path), "../../../class/ordma/%s/%s",
+		 ordma_ibdev(), name);
 	return param_rw(path, set, old, n);
 }
 

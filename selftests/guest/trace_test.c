@@ -498,7 +498,7 @@ static int knob_rw(const char *attr, char *save, size_t len, const char *val)
 	FILE *f;
 	int ret = 0;
 
-	snprintf(path, sizeof(path), CHAN_SYSFS "%s", attr);
+	ordma_sysfs(path, sizeof(path), attr);
 	if (save) {
 		f = fopen(path, "r");
 		if (!f || !fgets(save, len, f))

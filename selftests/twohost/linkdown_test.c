@@ -3,7 +3,8 @@
  * The link between two hosts taken away under a transfer, then given back
  * (tools/vmtest --hosts 2, tools/check's stage "twohost"). Host 1 sends
  * 64 MiB messages to host 2; half a second in, host 2 either sets its NIC
- * down for 8 s, or deletes its rxe0 and adds it again 3 s later.
+ * down for 8 s, or deletes its RDMA device (rxe0 unless ORDMA_TEST_IBDEV
+ * names another) and adds it again 3 s later.
  *
  * Host 1's send fails with a documented errno (ETIMEDOUT: no progress for
  * progress_timeout_ms, set to 2000 here; EIO: the RC transport gave up;
@@ -33,6 +34,7 @@ FIXTURE(cut) {
 	unsigned char *buf;
 };
 
+/* down and up are formats: %s the device, then %s its type, if at all. */
 FIXTURE_VARIANT(cut) {
 	const char *down;	/* host 2 cuts the link with this */
 	const char *up;		/* and gives it back with this */
@@ -48,8 +50,8 @@ FIXTURE_VARIANT_ADD(cut, nic_down) {
 };
 
 FIXTURE_VARIANT_ADD(cut, rxe_readded) {
-	.down = "rdma link del rxe0",
-	.up = "rdma link add rxe0 type rxe netdev ordma0",
+	.down = "rdma link del %s",
+	.up = "rdma link add %s type %s netdev ordma0",
 	.gone_for_s = 3,
 	.device_goes = true,
 };
@@ -76,7 +78,7 @@ FIXTURE_TEARDOWN(cut)
 {
 	if (self->o)
 		ordma_close(self->o);
-	/* A re-added rxe0 has the defaults already. */
+	/* A re-added device has the defaults already. */
 	twohost_set_progress(30000);
 }
 
@@ -142,10 +144,12 @@ TEST_F_TIMEOUT(cut, under_a_transfer, 300)
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			usleep(CUT_US);
-			if (ordma_sh("%s", variant->down))
+			if (ordma_sh(variant->down, ordma_ibdev(),
+				     ordma_dev_type()))
 				_exit(1);
 			sleep(variant->gone_for_s);
-			_exit(ordma_sh("%s", variant->up) ? 2 : 0);
+			_exit(ordma_sh(variant->up, ordma_ibdev(),
+				       ordma_dev_type()) ? 2 : 0);
 		}
 		n = receive_until_cut(self, pid, &st, variant->device_goes);
 		ASSERT_EQ(0, WEXITSTATUS(st));

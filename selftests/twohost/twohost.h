@@ -40,13 +40,12 @@ static inline socklen_t twohost_sockaddr(int family, const char *ip,
 	return sizeof(*sin);
 }
 
-/* A value of this host's rxe0 context in sysfs, or -1. */
+/* A value of this host's ordma context in sysfs, or -1. */
 static inline int64_t twohost_counter(const char *name)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "/sys/class/ordma/rxe0/%s", name);
-	return ordma_read_ll(path);
+	return ordma_read_ll(ordma_sysfs(path, sizeof(path), name));
 }
 
 /* Meet the other host at the barrier of test @test, step @step, within @s. */
@@ -107,11 +106,11 @@ static inline int twohost_chan(struct ordma *o, int host, int family,
 	return ret;
 }
 
-/* Set rxe0's progress_timeout_ms; 0 or the shell's status. */
+/* Set the device's progress_timeout_ms; 0 or the shell's status. */
 static inline int twohost_set_progress(int64_t ms)
 {
-	return ordma_sh("echo %lld >/sys/class/ordma/rxe0/progress_timeout_ms",
-			(long long)ms);
+	return ordma_sh("echo %lld >/sys/class/ordma/%s/progress_timeout_ms",
+			(long long)ms, ordma_ibdev());
 }
 
 static inline double twohost_now(void)
@@ -123,7 +122,7 @@ static inline double twohost_now(void)
 }
 
 /*
- * Wait up to @s seconds for this host's rxe0 to hold nothing: no channel,
+ * Wait up to @s seconds for this host's device to hold nothing: no channel,
  * pinned page, memory region or chunk held. Return: 0 once it does, else
  * -1 with what it still holds in *@msg.
  */
