@@ -15,7 +15,9 @@ t=$repo/out/deb-test
 root=$t/root
 dtree=$t/dkms
 n=0
+last=$(date +%s)
 
+# ok STATUS NAME: a TAP line, then how long the test took (since the last).
 ok() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
@@ -23,6 +25,8 @@ ok() {
 	else
 		echo "not ok $n $2"
 	fi
+	echo "#   took $(( $(date +%s) - last ))s"
+	last=$(date +%s)
 }
 
 # The log's tail, as TAP comments.

@@ -9,7 +9,9 @@ cd "$repo" || exit 1
 vmtest=tools/vmtest
 n=0
 fails=0
+last=$(date +%s)
 
+# ok STATUS NAME: a TAP line, then how long the test took (since the last).
 ok() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
@@ -18,6 +20,8 @@ ok() {
 		echo "not ok $n $2"
 		fails=$((fails + 1))
 	fi
+	echo "#   took $(( $(date +%s) - last ))s"
+	last=$(date +%s)
 }
 
 # expect NAME WANT_STATUS WANT_TEXT CMD...: CMD exits WANT_STATUS and prints
