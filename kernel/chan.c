@@ -199,6 +199,7 @@ struct ordma_chan *ordma_chan_alloc(struct ordma_file *ofile)
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->pending_node);
 	init_completion(&chan->connected);
+	init_waitqueue_head(&chan->connect_wait);
 	INIT_LIST_HEAD(&chan->rx_ring);
 	INIT_LIST_HEAD(&chan->sendq);
 	INIT_LIST_HEAD(&chan->recvq);

@@ -540,6 +540,9 @@ struct ordma_chan {
 
 	struct completion connected;
 	int cm_err;
+	bool connect_sent;		/* lock; see ordma_chan_close() */
+	wait_queue_head_t connect_wait;	/* connect_sent went false */
+	struct work_struct close_work;	/* a given-up iWARP connect's close */
 	u32 resolve_ms;
 	struct list_head dev_node;	/* odev->chans_lock */
 	bool in_setup;			/* odev->chans_lock */

@@ -284,6 +284,43 @@ static void ordma_chan_connected(struct ordma_chan *chan, int err)
 	complete(&chan->connected);
 }
 
+/* A connect sent has its outcome: ordma_chan_close() may go on. */
+static void ordma_chan_connect_ended(struct ordma_chan *chan)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	WRITE_ONCE(chan->connect_sent, false);
+	spin_unlock_irqrestore(&chan->lock, flags);
+	wake_up_all(&chan->connect_wait);
+}
+
+/*
+ * rdma_connect(), unless the channel is closing: ordma_chan_close() waits
+ * for a connect it finds sent (on a device whose connects settle) and
+ * none starts after it set chan->closing. Under the id's handler.
+ */
+static int ordma_chan_connect_send(struct ordma_chan *chan,
+				   struct rdma_cm_id *cm_id,
+				   struct rdma_conn_param *param)
+{
+	unsigned long flags;
+	bool closing;
+	int ret;
+
+	spin_lock_irqsave(&chan->lock, flags);
+	closing = chan->closing;
+	if (!closing)
+		WRITE_ONCE(chan->connect_sent, true);
+	spin_unlock_irqrestore(&chan->lock, flags);
+	if (closing)
+		return -ECANCELED;
+	ret = rdma_connect_locked(cm_id, param);
+	if (ret)
+		ordma_chan_connect_ended(chan);
+	return ret;
+}
+
 /* Events of a channel's CM id; returns 0 (the id is destroyed by close). */
 static int ordma_chan_cm_event(struct ordma_chan *chan,
 			       struct rdma_cm_id *cm_id,
@@ -306,13 +343,14 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 		if (!ret) {
 			chan->credit_all = ordma_own_credit_all(chan->odev);
 			ordma_conn_param(chan, &param, &priv);
-			ret = rdma_connect_locked(cm_id, &param);
+			ret = ordma_chan_connect_send(chan, cm_id, &param);
 		}
 		if (ret)
 			ordma_chan_connected(chan, ret);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!chan->listener) {
+			ordma_chan_connect_ended(chan);
 			ret = ordma_peer_cm(ev->param.conn.private_data,
 					    ev->param.conn.private_data_len,
 					    &priv);
@@ -359,6 +397,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		ret = ev->event == RDMA_CM_EVENT_UNREACHABLE ? -EHOSTUNREACH :
 							      -ECONNREFUSED;
+		ordma_chan_connect_ended(chan);
 		if (chan->listener) {
 			/* accept() finds it dead and closes it. */
 			ordma_chan_fail(chan, ret);
@@ -373,6 +412,7 @@ static int ordma_chan_cm_event(struct ordma_chan *chan,
 			wake_up(&chan->listener->wait);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		ordma_chan_connect_ended(chan);
 		ordma_chan_fail(chan, -ENODEV);
 		ordma_chan_connected(chan, -ENODEV);
 		break;
@@ -623,6 +663,16 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 		complete(&chan->connected);
 	}
 
+	/*
+	 * A connect in flight on iWARP ends first, by its reply or by the
+	 * device's own connect timeout (siw's: 10 s): iw_cm may neither
+	 * disconnect nor destroy an id in CONN_SENT. None starts once
+	 * chan->closing is set (above). TASK_IDLE: a connect() given up on a
+	 * signal or its timeout waits here without counting as hung.
+	 */
+	if (chan->odev && chan->odev->connect_settles)
+		wait_event_idle(chan->connect_wait,
+				!READ_ONCE(chan->connect_sent));
 	if (chan->cm_id) {
 		if (chan->qp) {
 			qpn = chan->qp->qp_num;
@@ -643,6 +693,34 @@ void ordma_chan_close(struct ordma_chan *chan, int err)
 				    ordma_chan_peer(chan), ordma_chan_err(chan));
 	ordma_chan_unbuild(chan, chan->err, NULL);
 	mutex_unlock(&chan->teardown);
+}
+
+static void ordma_chan_close_work(struct work_struct *work)
+{
+	struct ordma_chan *chan = container_of(work, struct ordma_chan,
+					       close_work);
+
+	ordma_chan_close(chan, -ECANCELED);
+	ordma_chan_put(chan);
+}
+
+/*
+ * A connect given up (timeout, signal) whose iWARP connect is still in
+ * flight: close would wait for its outcome, as long as the device takes to
+ * give up (a TCP connect to nobody: minutes). The channel fails now and a
+ * work item closes it once the connect settled, with the caller's
+ * reference; it counts against the user's channels until then. True if it
+ * took the channel.
+ */
+static bool ordma_chan_close_later(struct ordma_chan *chan, int err)
+{
+	if (!chan->odev || !chan->odev->connect_settles ||
+	    !READ_ONCE(chan->connect_sent))
+		return false;
+	ordma_chan_fail(chan, err);
+	INIT_WORK(&chan->close_work, ordma_chan_close_work);
+	queue_work(ordma_wq, &chan->close_work);
+	return true;
 }
 
 /**
@@ -708,6 +786,8 @@ int ordma_chan_connect(struct ordma_file *ofile, struct sockaddr *addr,
 	return 0;
 
 err_close:
+	if (ordma_chan_close_later(chan, ret))
+		return ret;
 	ordma_chan_close(chan, ret);
 err_put:
 	ordma_chan_put(chan);

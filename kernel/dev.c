@@ -171,13 +171,15 @@ struct ordma_dev *ordma_dev_create(struct ib_device *ibdev)
 	 * What iWARP does otherwise (struct ordma_dev says what each one
 	 * changes): no immediate data (siw takes no *_WITH_IMM); no
 	 * receiver-not-ready retry (a SEND without a receive ends the
-	 * connection); the QP ends with the TCP stream; the connecting side
-	 * speaks first; user registrations addressed by their user address.
+	 * connection); the QP ends with the TCP stream; a connect in flight
+	 * is waited for before its id goes; the connecting side speaks
+	 * first; user registrations addressed by their user address.
 	 */
 	iwarp = rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev));
 	odev->imm = !iwarp;
 	odev->rnr = !iwarp;
 	odev->close_flushes = iwarp;
+	odev->connect_settles = iwarp;
 	odev->initiator_first = iwarp;
 	odev->user_mr_va = iwarp;
 	odev->mode = ORDMA_MODE_AUTO;

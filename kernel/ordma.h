@@ -227,6 +227,9 @@ int ordma_pool_set_user_quota(struct ordma_pool *pool, u32 chunks);
  * @close_flushes: the QP ends with the connection (iWARP: the peer's close
  *	of the TCP stream), and its flushed completions come before the CM's
  *	DISCONNECTED (ordma_chan_wr_failed())
+ * @connect_settles: a connect in flight must end (its reply, or the
+ *	device's own timeout) before its id is disconnected or destroyed:
+ *	iw_cm BUG()s on an id in CONN_SENT (ordma_chan_close())
  * @mode: enum ordma_mode, the sysfs knob (READ_ONCE)
  * @model_lock: protects @model
  * @model: the cost model the planner uses, measured online
@@ -268,6 +271,7 @@ struct ordma_dev {
 	bool imm;
 	bool rnr;
 	bool close_flushes;
+	bool connect_settles;
 	bool initiator_first;
 	bool user_mr_va;
 	int mode;
